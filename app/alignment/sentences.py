@@ -1,0 +1,101 @@
+"""Split chunk text into sentences with character offsets. Pure; no I/O.
+
+English and French use "." "!" "?" "…" followed by white space; Chinese and Japanese use the
+full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") and numbers
+("10.5") do not end a sentence. Blank lines always do, and very long runs without punctuation
+(tables, lists of figures pulled out of a PDF) are cut at line breaks so a model can pick a row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Lower-cased, without the dot. Parliamentary and legal text is full of these.
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof st sr jr hon rt sen rep gov gen col capt lt sgt messrs mme mlle mm me
+    no nos art arts sec secs ss para paras cl fig figs p pp vol vols ch chap ed eds
+    e.g i.e etc vs v cf al approx dept est inc ltd co corp bros jan feb mar apr jun jul aug
+    sep sept oct nov dec cap ord reg s.a n.b op cit ibid id u.s u.k u.n
+    """.split()
+)
+
+_CJK_TERMINATORS = "。！？"
+_CLOSERS = "\"'”’»)]}」』）】"
+_LATIN_END = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|$)")
+_CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(_CLOSERS) + r"]*")
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+LONG_SEGMENT = 400
+
+
+@dataclass(frozen=True)
+class Sentence:
+    index: int  # 1-based, the id the model sees
+    start: int  # offsets into the chunk text; text == chunk[start:end]
+    end: int
+    text: str
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    match = _WORD_BEFORE.search(text, 0, dot)
+    if not match:
+        return False
+    word = match.group(1).lower().strip(".")
+    if word in ABBREVIATIONS:
+        return True
+    # A single capital letter is an initial ("J. Smith", "M. Dupont"), not an ending.
+    return len(word) == 1 and text[dot - 1].isupper()
+
+
+def _boundaries(text: str) -> list[int]:
+    cuts: set[int] = set()
+    for match in _LATIN_END.finditer(text):
+        first = match.start()
+        if (
+            text[first] == "."
+            and match.group().rstrip(_CLOSERS) == "."
+            and _is_abbreviation(text, first)
+        ):
+            continue
+        cuts.add(match.end())
+    cuts.update(m.end() for m in _CJK_END.finditer(text))
+    cuts.update(m.start() for m in _BLANK_LINE.finditer(text))
+    return sorted(c for c in cuts if 0 < c < len(text))
+
+
+def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    if end - start <= LONG_SEGMENT or "\n" not in text[start:end]:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    piece_start = start
+    for pos in range(start, end):
+        if text[pos] == "\n" and pos - piece_start >= 40:
+            pieces.append((piece_start, pos))
+            piece_start = pos + 1
+    pieces.append((piece_start, end))
+    return pieces
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Sentences in order; each one's offsets index the original ``text`` exactly."""
+    spans: list[tuple[int, int]] = []
+    previous = 0
+    for cut in [*_boundaries(text), len(text)]:
+        spans.extend(_split_long(text, previous, cut))
+        previous = cut
+    sentences: list[Sentence] = []
+    for raw_start, raw_end in spans:
+        start, end = _trim(text, raw_start, raw_end)
+        if any(ch.isalnum() for ch in text[start:end]):
+            sentences.append(Sentence(len(sentences) + 1, start, end, text[start:end]))
+    return sentences

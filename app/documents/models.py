@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Document(Base):
+    __tablename__ = "document"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    title: Mapped[str] = mapped_column(String(500))
+    # Relative to HIGHLIGHT_PDF_ROOT, with forward slashes; never absolute.
+    source_path: Mapped[str] = mapped_column(String(1024))
+    sha256: Mapped[str] = mapped_column(String(64))
+    page_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    chunks: Mapped[list[Chunk]] = relationship(
+        back_populates="document",
+        order_by="Chunk.ordinal",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class Chunk(Base):
+    __tablename__ = "chunk"
+    __table_args__ = (UniqueConstraint("document_id", "ordinal"),)
+
+    id: Mapped[str] = mapped_column(String(256), primary_key=True)
+    document_id: Mapped[str] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    page_start: Mapped[int] = mapped_column(Integer)
+    page_end: Mapped[int] = mapped_column(Integer)
+
+    document: Mapped[Document] = relationship(back_populates="chunks")

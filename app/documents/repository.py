@@ -1,0 +1,43 @@
+"""Queries for documents and chunks. No commits here: the caller's transaction decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from app.documents.models import Chunk, Document
+
+
+async def get_document(session: AsyncSession, document_id: str) -> Document | None:
+    return await session.scalar(
+        select(Document).where(Document.id == document_id).options(selectinload(Document.chunks))
+    )
+
+
+async def get_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+    if not chunk_ids:
+        return {}
+    rows = await session.scalars(
+        select(Chunk).where(Chunk.id.in_(set(chunk_ids))).options(selectinload(Chunk.document))
+    )
+    return {chunk.id: chunk for chunk in rows}
+
+
+async def chunk_owners(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, str]:
+    rows = await session.execute(
+        select(Chunk.id, Chunk.document_id).where(Chunk.id.in_(set(chunk_ids)))
+    )
+    return dict(rows.tuples())
+
+
+async def replace_chunks(session: AsyncSession, document: Document, chunks: list[Chunk]) -> None:
+    # Delete then insert in one flush order: the (document_id, ordinal) unique constraint would
+    # trip on an in-place renumbering.
+    await session.execute(delete(Chunk).where(Chunk.document_id == document.id))
+    await session.flush()
+    session.expire(document, ["chunks"])
+    session.add_all(chunks)
+    await session.flush()

@@ -1,0 +1,92 @@
+"""Provider profiles: which structured-output strategies to try, in order, and the request extras
+each provider needs.
+
+- vllm: ``response_format`` json_schema, then ``extra_body.structured_outputs.json`` (vLLM >= 0.10;
+  the older ``guided_json`` was removed in 0.12 and is now accepted and silently ignored, so it is
+  never sent), then prompted JSON. ``chat_template_kwargs`` (``enable_thinking: false`` for
+  reasoning models) ride along in ``extra_body``.
+- openrouter: json_schema with ``provider.require_parameters`` so OpenRouter only routes to
+  providers that honour it; then the same with ``$defs`` inlined for models that need flat
+  schemas; then prompted JSON.
+- openai: json_schema in strict mode, reshaped to OpenAI's supported subset; then prompted JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.llm.schema import JSON, inline_refs, openai_strict
+
+Tier = Literal["json_schema", "structured_outputs", "prompted"]
+Variant = Literal["full", "inlined", "openai_strict"]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    tier: Tier
+    variant: Variant = "full"
+
+    @property
+    def name(self) -> str:
+        return self.tier if self.variant == "full" else f"{self.tier}+{self.variant}"
+
+    def shape(self, schema: JSON) -> JSON:
+        if self.variant == "inlined":
+            return inline_refs(schema)
+        if self.variant == "openai_strict":
+            return openai_strict(schema)
+        return schema
+
+
+@dataclass(frozen=True)
+class ProviderProfile:
+    name: str
+    strategies: tuple[Strategy, ...]
+    extra_body: JSON = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def merge_extra(base: JSON, extra: JSON) -> JSON:
+    """Deep-merge request extras so one feature never clobbers another's keys
+    (``chat_template_kwargs`` beside ``structured_outputs``, two sets of ``provider`` options)."""
+    merged: JSON = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_extra(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+_STRATEGIES: dict[str, tuple[Strategy, ...]] = {
+    "vllm": (Strategy("json_schema"), Strategy("structured_outputs"), Strategy("prompted")),
+    "openrouter": (
+        Strategy("json_schema"),
+        Strategy("json_schema", "inlined"),
+        Strategy("prompted"),
+    ),
+    "openai": (Strategy("json_schema", "openai_strict"), Strategy("prompted")),
+}
+
+
+def build_profile(
+    provider: str,
+    *,
+    tiers: Sequence[Tier] = ("json_schema", "structured_outputs", "prompted"),
+    chat_template_kwargs: dict[str, Any] | None = None,
+) -> ProviderProfile:
+    if provider not in _STRATEGIES:
+        raise ValueError(f"unknown LLM provider {provider!r}")
+    strategies = tuple(s for s in _STRATEGIES[provider] if s.tier in tiers)
+    if not strategies:
+        raise ValueError(f"no structured-output tier of {provider!r} is enabled by {list(tiers)}")
+    extra: JSON = {}
+    headers: dict[str, str] = {}
+    if provider == "vllm" and chat_template_kwargs:
+        extra["chat_template_kwargs"] = dict(chat_template_kwargs)
+    if provider == "openrouter":
+        extra["provider"] = {"require_parameters": True}
+        headers["X-Title"] = "highlight-service"
+    return ProviderProfile(provider, strategies, extra, headers)

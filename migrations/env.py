@@ -1,0 +1,45 @@
+"""Alembic environment: async engine, URL from HIGHLIGHT_DATABASE_URL unless the caller set one."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.engine import Connection
+
+from app.core.config import get_settings
+from app.db.base import Base
+from app.db.session import create_engine
+from app.documents import models  # noqa: F401  (registers the tables on Base.metadata)
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    return config.attributes.get("database_url") or get_settings().database_url
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async() -> None:
+    engine = create_engine(_url())
+    async with engine.connect() as connection:
+        await connection.run_sync(_run)
+    await engine.dispose()
+
+
+if context.is_offline_mode():
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    asyncio.run(_run_async())
