@@ -1,0 +1,155 @@
+"""Fixtures for the integration tests against a real vLLM server (CPU build, tiny random model).
+
+Run them with ``.venv/bin/python -m pytest -m vllm tests/vllm``; the default run deselects them.
+
+Which server is used:
+
+* ``HIGHLIGHT_TEST_VLLM_URL`` set (e.g. ``http://127.0.0.1:8011/v1``): that server, never started
+  or stopped here. ``HIGHLIGHT_TEST_VLLM_MODEL`` names its model (default ``tiny-llama``) and
+  ``HIGHLIGHT_TEST_VLLM_LOG`` its log file, if the tests can read it.
+* otherwise a server already started by ``scripts/vllm.sh start`` is reused (and left running);
+* otherwise ``scripts/vllm.sh start`` starts one on ``HIGHLIGHT_TEST_VLLM_PORT`` (default 8011),
+  which installs the virtualenv and builds the model first if needed, and stops it at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+VLLM_SH = PROJECT_ROOT / "scripts" / "vllm.sh"
+DEFAULT_MODEL = "tiny-llama"
+DEFAULT_PORT = "8011"
+THIS_DIR = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Safety net: a test in this directory that forgot `pytestmark = pytest.mark.vllm` must still be
+    # deselected by the default `-m 'not vllm'` run (tryfirst: before the mark plugin filters).
+    for item in items:
+        if THIS_DIR in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.vllm)
+
+
+@dataclass(frozen=True)
+class VllmServer:
+    base_url: str  # OpenAI base URL, ending in /v1
+    model: str
+    log_path: Path | None  # None when an external server's log is not known
+    started_here: bool
+
+    def log_size(self) -> int:
+        """Current end of the log; pass it to `log_since` to read what one test caused."""
+        if self.log_path is None or not self.log_path.exists():
+            return 0
+        return self.log_path.stat().st_size
+
+    def log_since(self, offset: int) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        with self.log_path.open("rb") as log:
+            log.seek(offset)
+            return log.read().decode("utf-8", errors="replace")
+
+
+def _vllm_sh(*args: str) -> subprocess.CompletedProcess[str]:
+    # stderr (progress, timings, log tail on failure) goes to the terminal; stdout is the answer.
+    return subprocess.run(
+        ["bash", str(VLLM_SH), *args], stdout=subprocess.PIPE, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="session")
+def vllm_server() -> Iterator[VllmServer]:
+    external = os.environ.get("HIGHLIGHT_TEST_VLLM_URL")
+    if external:
+        log = os.environ.get("HIGHLIGHT_TEST_VLLM_LOG")
+        yield VllmServer(
+            base_url=external.rstrip("/"),
+            model=os.environ.get("HIGHLIGHT_TEST_VLLM_MODEL", DEFAULT_MODEL),
+            log_path=Path(log) if log else None,
+            started_here=False,
+        )
+        return
+
+    log_path = Path(_vllm_sh("log").stdout.strip())
+    status = _vllm_sh("status")
+    started_here = status.returncode != 0
+    if started_here:
+        port = os.environ.get("HIGHLIGHT_TEST_VLLM_PORT", DEFAULT_PORT)
+        start = _vllm_sh("start", port)
+        if start.returncode != 0:
+            pytest.fail(f"scripts/vllm.sh start {port} failed (see its output above)")
+        base_url = start.stdout.strip().splitlines()[-1]
+    else:
+        # Reused server may still be starting up; `start` with its own port waits for it.
+        base_url = _vllm_sh("url").stdout.strip()
+        port = base_url.rsplit(":", 1)[1].split("/")[0]
+        if _vllm_sh("start", port).returncode != 0:
+            pytest.fail("the running vLLM server (scripts/vllm.sh status) does not answer")
+    try:
+        yield VllmServer(
+            base_url=base_url, model=DEFAULT_MODEL, log_path=log_path, started_here=started_here
+        )
+    finally:
+        if started_here:
+            _vllm_sh("stop")
+
+
+@pytest.fixture(scope="session")
+def schema_validator() -> Any:
+    """``validate(instance, schema)`` with a real Draft 2020-12 validator.
+
+    The project venv does not ship jsonschema; the vLLM virtualenv does (vLLM depends on it), so
+    fall back to running it there rather than trusting a hand-written validator.
+    """
+    try:
+        import jsonschema  # type: ignore[import-untyped]
+    except ImportError:
+        jsonschema = None
+
+    if jsonschema is not None:
+
+        def validate_in_process(instance: Any, schema: dict[str, Any]) -> None:
+            jsonschema.Draft202012Validator(schema).validate(instance)
+
+        return validate_in_process
+
+    venv_python = Path(
+        os.environ.get("HIGHLIGHT_VLLM_CACHE", Path.home() / ".cache" / "highlight-service")
+    ).joinpath("vllm-venv", "bin", "python")
+    if not venv_python.exists():
+        pytest.skip("jsonschema is not installed and there is no vLLM virtualenv to borrow it")
+
+    program = (
+        "import json, sys, jsonschema\n"
+        "data = json.load(sys.stdin)\n"
+        "validator = jsonschema.Draft202012Validator(data['schema'])\n"
+        "errors = list(validator.iter_errors(data['instance']))\n"
+        "print('\\n'.join(f'{list(e.absolute_path)}: {e.message}' for e in errors))\n"
+        "sys.exit(1 if errors else 0)\n"
+    )
+
+    def validate_in_vllm_venv(instance: Any, schema: dict[str, Any]) -> None:
+        result = subprocess.run(
+            [str(venv_python), "-c", program],
+            input=json.dumps({"instance": instance, "schema": schema}),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise AssertionError(
+                f"JSON does not validate against the schema:\n{result.stdout}{result.stderr}"
+            )
+
+    return validate_in_vllm_venv
