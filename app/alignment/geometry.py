@@ -1,0 +1,64 @@
+"""Character boxes -> one rectangle per line piece."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.alignment.index import NO_LINE, DocumentIndex
+
+# Within one extracted "line", a horizontal jump wider than this many line heights means the
+# line really spans separate regions (table cells, a column gutter PyMuPDF merged): split there.
+_GAP_IN_HEIGHTS = 2.5
+
+
+@dataclass(frozen=True, slots=True)
+class LineRect:
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+def _close_piece(index: DocumentIndex, page: int, members: list[int]) -> LineRect:
+    boxes = index.boxes
+    return LineRect(
+        page=page,
+        x0=min(boxes[4 * i] for i in members),
+        y0=min(boxes[4 * i + 1] for i in members),
+        x1=max(boxes[4 * i + 2] for i in members),
+        y1=max(boxes[4 * i + 3] for i in members),
+    )
+
+
+def _starts_new_piece(index: DocumentIndex, previous: int, current: int) -> bool:
+    if index.lines[previous] != index.lines[current]:
+        return True
+    boxes = index.boxes
+    height = max(boxes[4 * current + 3] - boxes[4 * current + 1], 1.0)
+    gap = boxes[4 * current] - boxes[4 * previous + 2]
+    return gap > _GAP_IN_HEIGHTS * height
+
+
+def line_rects(index: DocumentIndex, start: int, end: int) -> list[LineRect]:
+    """Rectangles covering source characters ``[start, end)``, one per line piece, in order.
+
+    Whitespace is left out: space glyph boxes are often wider than the visible gap.
+    """
+    rects: list[LineRect] = []
+    members: list[int] = []
+    for i in range(start, end):
+        if index.lines[i] == NO_LINE or index.chars[i].isspace():
+            continue
+        if members and _starts_new_piece(index, members[-1], i):
+            rects.append(_close_piece(index, index.page_of_char(members[0]), members))
+            members = []
+        members.append(i)
+    if members:
+        rects.append(_close_piece(index, index.page_of_char(members[0]), members))
+    return rects
+
+
+def source_text(index: DocumentIndex, start: int, end: int) -> str:
+    """The original characters ``[start, end)`` with line breaks and space runs collapsed."""
+    return " ".join(index.chars[start:end].split())

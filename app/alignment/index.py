@@ -1,0 +1,210 @@
+"""Per-PDF text index: every character with its box, plus the normalised skeleton to search.
+
+Built once per PDF (PyMuPDF, blocking) and cached by content hash, in memory and optionally on
+disk, so requests and worker processes reuse it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from app.alignment.text import Normalized, normalize
+
+# Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
+INDEX_VERSION = 1
+
+# Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
+# hidden outside the crop box is never "found"; no images (they cost time and are not text).
+_TEXT_FLAGS = (
+    pymupdf.TEXT_PRESERVE_LIGATURES
+    | pymupdf.TEXT_PRESERVE_WHITESPACE
+    | pymupdf.TEXT_MEDIABOX_CLIP
+    | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+)
+
+NO_LINE = -1
+
+
+# eq=False: identity hashing lets per-process helpers (the gram table) key on an index.
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class DocumentIndex:
+    """Immutable, picklable text index of one PDF.
+
+    ``chars`` holds every extracted character, with a synthetic "\\n" after each line;
+    ``boxes`` has four floats per character (x0, y0, x1, y1, page points, crop-box origin);
+    ``lines`` gives each character's line number (``NO_LINE`` for the synthetic breaks).
+    ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts.
+    """
+
+    page_count: int
+    sizes: tuple[tuple[float, float], ...]
+    chars: str
+    boxes: array[float]
+    lines: array[int]
+    char_page_start: array[int]
+    norm: Normalized
+    norm_page_start: array[int]
+
+    def page_size(self, page: int) -> tuple[float, float]:
+        return self.sizes[page - 1]
+
+    def has_text(self, page: int) -> bool:
+        return self.norm_page_start[page - 1] < self.norm_page_start[page]
+
+    def page_of_char(self, char_index: int) -> int:
+        """1-based page holding source character ``char_index``."""
+        return bisect_right(self.char_page_start, char_index)
+
+    def norm_range(self, first: int, last: int) -> tuple[int, int]:
+        """Skeleton half-open range of 1-based inclusive pages ``first..last``."""
+        return self.norm_page_start[first - 1], self.norm_page_start[last]
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.boxes: array[float] = array("f")
+        self.lines: array[int] = array("i")
+        self.line_count = 0
+
+    def add_line(self, chars: list[dict[str, Any]]) -> None:
+        for char in chars:
+            self.chars.append(char["c"])
+            self.boxes.extend(char["bbox"])
+            self.lines.append(self.line_count)
+        self.line_count += 1
+        self.add_break()
+
+    def add_break(self) -> None:
+        self.chars.append("\n")
+        self.boxes.extend((0.0, 0.0, 0.0, 0.0))
+        self.lines.append(NO_LINE)
+
+    def add_page(self, page: Any) -> None:
+        content = page.get_text("rawdict", flags=_TEXT_FLAGS)
+        for block in content["blocks"]:
+            for line in block.get("lines", ()):
+                chars = [char for span in line["spans"] for char in span["chars"]]
+                if chars:
+                    self.add_line(chars)
+
+
+def build_index(pdf_path: Path) -> DocumentIndex:
+    builder = _Builder()
+    sizes: list[tuple[float, float]] = []
+    char_page_start: array[int] = array("i", [0])
+    with pymupdf.open(pdf_path) as doc:
+        for page in doc:
+            sizes.append((float(page.rect.width), float(page.rect.height)))
+            builder.add_page(page)
+            builder.add_break()
+            char_page_start.append(len(builder.chars))
+    chars = "".join(builder.chars)
+    norm = normalize(chars)
+    norm_page_start = array("i", (bisect_left(norm.origin, start) for start in char_page_start))
+    return DocumentIndex(
+        page_count=len(sizes),
+        sizes=tuple(sizes),
+        chars=chars,
+        boxes=builder.boxes,
+        lines=builder.lines,
+        char_page_start=char_page_start,
+        norm=norm,
+        norm_page_start=norm_page_start,
+    )
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class IndexCache:
+    """Thread-safe LRU of built indexes keyed by sha256, backed by an optional pickle directory.
+
+    Concurrent ``get`` calls for the same file build it once; other files proceed in parallel.
+    """
+
+    def __init__(self, cache_dir: Path | None = None, max_entries: int = 16) -> None:
+        self._cache_dir = cache_dir
+        self._max_entries = max(1, max_entries)
+        self._entries: OrderedDict[str, DocumentIndex] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    def get(self, pdf_path: Path, sha256: str | None = None) -> DocumentIndex:
+        key = sha256 or file_sha256(pdf_path)
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            cached = self._lookup(key)
+            if cached is not None:
+                return cached
+            index = self._load(key)
+            if index is None:
+                index = build_index(pdf_path)
+                self._store(key, index)
+            self._remember(key, index)
+            return index
+
+    def _lookup(self, key: str) -> DocumentIndex | None:
+        with self._lock:
+            index = self._entries.get(key)
+            if index is not None:
+                self._entries.move_to_end(key)
+            return index
+
+    def _remember(self, key: str, index: DocumentIndex) -> None:
+        with self._lock:
+            self._entries[key] = index
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max_entries:
+                evicted, _ = self._entries.popitem(last=False)
+                self._key_locks.pop(evicted, None)
+
+    def _path(self, key: str) -> Path | None:
+        if self._cache_dir is None:
+            return None
+        return self._cache_dir / f"{key}.v{INDEX_VERSION}.pickle"
+
+    def _load(self, key: str) -> DocumentIndex | None:
+        path = self._path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            # Only this class writes the cache directory, so unpickling it is trusted.
+            with path.open("rb") as handle:
+                index = pickle.load(handle)
+        except Exception:  # a truncated or foreign file is just a cache miss
+            return None
+        return index if isinstance(index, DocumentIndex) else None
+
+    def _store(self, key: str, index: DocumentIndex) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write-then-rename so a concurrent reader in another process never sees half a file.
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp_name, path)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise

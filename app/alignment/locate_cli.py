@@ -1,0 +1,91 @@
+"""`highlight-service locate PDF`: JSON lines in (quotes), JSON lines out (rectangles)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from app.alignment.index import build_index
+from app.alignment.locate import LocateResult, locate
+
+
+class _BadRequest(ValueError):
+    pass
+
+
+def _parse_pages(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise _BadRequest('"pages" must be [first, last] (1-based integers) or null')
+    return value[0], value[1]
+
+
+def _parse(line: str) -> tuple[Any, str, tuple[int, int] | None]:
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _BadRequest(f"invalid JSON: {exc.msg}") from exc
+    if not isinstance(request, dict):
+        raise _BadRequest("each line must be a JSON object")
+    quote = request.get("quote")
+    if not isinstance(quote, str):
+        raise _BadRequest('"quote" must be a string')
+    return request.get("id"), quote, _parse_pages(request.get("pages"))
+
+
+def _render(request_id: Any, result: LocateResult) -> dict[str, Any]:
+    return {
+        "id": request_id,
+        "status": result.status,
+        "score": result.score,
+        "matched_text": result.matched_text,
+        "rects": [
+            {
+                "page": r.page,
+                "x0": round(r.x0, 2),
+                "y0": round(r.y0, 2),
+                "x1": round(r.x1, 2),
+                "y1": round(r.y1, 2),
+            }
+            for r in result.rects
+        ],
+    }
+
+
+def _error(request_id: Any, message: str) -> dict[str, Any]:
+    return {"id": request_id, "status": "error", "message": message}
+
+
+def _request_id(line: str) -> Any:
+    """Best-effort id of a rejected line, so the caller can still pair the error with it."""
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return request.get("id") if isinstance(request, dict) else None
+
+
+def run(pdf_path: Path, stdin: TextIO, stdout: TextIO) -> int:
+    try:
+        index = build_index(pdf_path)
+    except Exception as exc:  # PyMuPDF raises several types for missing/corrupt files
+        sys.stderr.write(f"cannot read PDF {pdf_path}: {exc}\n")
+        return 1
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request_id, quote, pages = _parse(line)
+            output = _render(request_id, locate(index, quote, pages))
+        except _BadRequest as exc:
+            output = _error(_request_id(line), str(exc))
+        stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0

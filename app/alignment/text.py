@@ -1,0 +1,87 @@
+"""Text normalisation shared by the PDF index and the quotes, with a map back to the source.
+
+Matching happens on a "skeleton" of the text: only letters and digits survive, case-folded,
+NFKC-compatible (ligatures such as U+FB01 become "fi", full-width forms become ASCII) and
+without diacritics. Whitespace, hyphens, dashes, quotes and other punctuation are dropped
+entirely rather than unified, because PDFs disagree with quoters about all of them: a line-end
+hyphen ("align-\\nment") and a compound hyphen ("self-evident") both vanish, missing or extra
+inter-word spaces (common with tight kerning or letter-spaced headings) stop mattering, and CJK
+text, which has no spaces anyway, joins across line breaks without special cases.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from dataclasses import dataclass
+from functools import lru_cache
+
+# "...", ". . .", "…" (NFKC turns U+2026 into "..."), and bracketed "[...]" elisions.
+_ELLIPSIS = re.compile(r"[\[(]?\s*(?:\.\s*){3,}\s*[\])]?|[\[(]?\s*[\u2026\u22ef\u2025]\s*[\])]?")
+
+
+@lru_cache(maxsize=65536)
+def normalize_char(char: str) -> str:
+    """The skeleton of one source character: "" for separators/punctuation, 1+ chars otherwise."""
+    if char.isascii():
+        # Fast path: the overwhelming majority of PDF text.
+        return char.lower() if char.isalnum() else ""
+    folded = unicodedata.normalize("NFKC", char).casefold()
+    decomposed = unicodedata.normalize("NFKD", folded)
+    kept = "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
+    return unicodedata.normalize("NFKC", kept)
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """A skeleton string and, for each of its characters, the index of the source character."""
+
+    text: str
+    origin: array[int]
+
+    def source_span(self, start: int, end: int) -> tuple[int, int]:
+        """Source half-open range covering skeleton characters ``[start, end)`` (non-empty)."""
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def normalize(source: str) -> Normalized:
+    parts: list[str] = []
+    origin: array[int] = array("i")
+    for index, char in enumerate(source):
+        skeleton = normalize_char(char)
+        if skeleton:
+            parts.append(skeleton)
+            origin.extend([index] * len(skeleton))
+    return Normalized("".join(parts), origin)
+
+
+def normalize_text(source: str) -> str:
+    """Skeleton only (no offset map), for quotes."""
+    return "".join(normalize_char(char) for char in source)
+
+
+def split_elision(quote: str) -> list[str]:
+    """Split a quote at ellipses into its non-empty skeleton parts ("a ... b" -> ["a", "b"])."""
+    pieces = (normalize_text(piece) for piece in _ELLIPSIS.split(quote))
+    return [piece for piece in pieces if piece]
+
+
+def is_cjk(char: str) -> bool:
+    """Scripts written without spaces between words (used to judge how much a quote says)."""
+    code = ord(char)
+    return (
+        0x3040 <= code <= 0x30FF  # kana
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xAC00 <= code <= 0xD7AF  # hangul
+        or 0xF900 <= code <= 0xFAFF
+        or 0x20000 <= code <= 0x2FA1F
+    )
+
+
+def information(skeleton: str) -> float:
+    """Rough "Latin-letter equivalents" in a skeleton: one CJK character says about as much as
+    three letters, so length thresholds must weigh them up."""
+    cjk = sum(1 for char in skeleton if is_cjk(char))
+    return (len(skeleton) - cjk) + 3.0 * cjk
