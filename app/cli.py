@@ -1,2 +1,162 @@
-def main() -> None:
-    raise SystemExit("not yet")
+"""``highlight-service`` command line: serve, migrate, ingest, locate, demo, openapi."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+from app.core.config import Settings, get_settings
+from app.core.errors import AppError
+
+log = logging.getLogger("highlight-service")
+SAMPLE_DOCUMENT_ID = "sample-assembly-2025-11-20"
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _migrate(settings: Settings) -> None:
+    from app.db.migrate import upgrade
+
+    upgrade(settings.database_url)
+
+
+async def _ingest(settings: Settings, pdf: Path, document_id: str | None) -> dict[str, object]:
+    from app.db.session import create_engine, create_session_factory, transaction
+    from app.documents.service import ingest_pdf
+
+    engine = create_engine(settings.database_url)
+    try:
+        async with transaction(create_session_factory(engine)) as session:
+            outcome = await ingest_pdf(session, settings.pdf_root, pdf, document_id)
+            return {
+                "document_id": outcome.document.id,
+                "source_path": outcome.document.source_path,
+                "pages": outcome.document.page_count,
+                "chunks": [c.id for c in outcome.document.chunks],
+                "created": outcome.created,
+                "changed": outcome.changed,
+            }
+    finally:
+        await engine.dispose()
+
+
+def _serve(settings: Settings, host: str, port: int) -> None:
+    import uvicorn
+
+    from app.main import create_app
+
+    uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
+
+
+def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    if not args.no_migrate:
+        _migrate(settings)
+    _serve(settings, args.host, args.port)
+    return 0
+
+
+def _cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    _migrate(settings)
+    print(f"database at {settings.database_url} is up to date")
+    return 0
+
+
+def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
+    _migrate(settings)
+    result = asyncio.run(_ingest(settings, args.pdf, args.document_id))
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
+    from app.alignment.locate_cli import run
+
+    return run(args.pdf, sys.stdin, sys.stdout)
+
+
+def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
+    from app.documents.sample import write_sample_pdf
+
+    _migrate(settings)
+    pdf = write_sample_pdf(settings.pdf_root / "sample" / "sample-assembly.pdf")
+    result = asyncio.run(_ingest(settings, pdf, SAMPLE_DOCUMENT_ID))
+    log.info("sample document %s ingested: chunks %s", SAMPLE_DOCUMENT_ID, result["chunks"])
+    _serve(settings, args.host, args.port)
+    return 0
+
+
+def _cmd_openapi(settings: Settings, args: argparse.Namespace) -> int:
+    from app.main import create_app
+
+    text = json.dumps(create_app(settings).openapi(), indent=2, sort_keys=True) + "\n"
+    if args.output:
+        args.output.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="highlight-service", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP API (migrates the database first)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--no-migrate", action="store_true", help="do not run migrations first")
+    serve.set_defaults(func=_cmd_serve)
+
+    sub.add_parser("migrate", help="bring the database schema up to date").set_defaults(
+        func=_cmd_migrate
+    )
+
+    ingest = sub.add_parser("ingest", help="split a PDF into chunks and store them (idempotent)")
+    ingest.add_argument("pdf", type=Path)
+    ingest.add_argument("--document-id", help="defaults to the file name, slugified")
+    ingest.set_defaults(func=_cmd_ingest)
+
+    locate = sub.add_parser(
+        "locate", help="JSON lines {id, quote, pages?} on stdin -> rectangles on stdout"
+    )
+    locate.add_argument("pdf", type=Path)
+    locate.set_defaults(func=_cmd_locate)
+
+    demo = sub.add_parser("demo", help="ingest the generated sample PDF, then serve")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8000)
+    demo.set_defaults(func=_cmd_demo)
+
+    openapi = sub.add_parser("openapi", help="print the OpenAPI document")
+    openapi.add_argument("--output", type=Path)
+    openapi.set_defaults(func=_cmd_openapi)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = get_settings()
+    except ValueError as exc:  # pydantic's ValidationError says which variable is wrong
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings)
+    try:
+        code: int = args.func(settings, args)
+    except AppError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

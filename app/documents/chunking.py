@@ -60,6 +60,14 @@ def _pieces(block: _Block, max_chars: int) -> list[_Block]:
     return pieces
 
 
+def _joiner(previous: str, following: str) -> str:
+    # A block that stops mid-sentence and a block that goes on in lower case are one sentence
+    # broken by a column or page end; anything else is a new paragraph.
+    if previous[-1] not in ".!?:;\u3002\uff01\uff1f\"'\u201d)" and following[0].islower():
+        return " "
+    return "\n\n"
+
+
 def chunk_pdf(
     pdf_path: Path, target_chars: int = 1000, max_chars: int = 1600
 ) -> tuple[list[ChunkDraft], int]:
@@ -70,7 +78,9 @@ def chunk_pdf(
 
     def flush() -> None:
         if parts:
-            text = "\n\n".join(p.text for p in parts)
+            text = parts[0].text
+            for previous, part in zip(parts, parts[1:], strict=False):
+                text += _joiner(previous.text, part.text) + part.text
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 

@@ -30,7 +30,7 @@ async def chunk_owners(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[
     rows = await session.execute(
         select(Chunk.id, Chunk.document_id).where(Chunk.id.in_(set(chunk_ids)))
     )
-    return dict(rows.tuples())
+    return {row.id: row.document_id for row in rows}
 
 
 async def replace_chunks(session: AsyncSession, document: Document, chunks: list[Chunk]) -> None:

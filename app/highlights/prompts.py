@@ -1,0 +1,32 @@
+"""The words sent to the model. Sentences are numbered so the model answers with ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.alignment.sentences import Sentence
+
+SYSTEM_PROMPT = """\
+You check which sentences of cited source passages support an answer that was given to a user.
+For every passage, list the ids of the sentences that state facts the answer relies on, most \
+important first, at most {max_per_chunk} per passage. Choose only sentences that support the \
+answer; if no sentence of a passage does, give an empty list for it. Include every passage once, \
+in the order given, with its chunk_id exactly as written."""
+
+
+@dataclass(frozen=True)
+class PromptChunk:
+    chunk_id: str
+    sentences: list[Sentence]
+
+
+def system_prompt(max_per_chunk: int) -> str:
+    return SYSTEM_PROMPT.format(max_per_chunk=max_per_chunk)
+
+
+def user_prompt(query: str, answer: str, chunks: list[PromptChunk]) -> str:
+    parts = [f"Question:\n{query}\n", f"Answer:\n{answer}\n", "Passages:"]
+    for chunk in chunks:
+        lines = [f"[{s.index}] {' '.join(s.text.split())}" for s in chunk.sentences]
+        parts.append(f'<passage chunk_id="{chunk.chunk_id}">\n' + "\n".join(lines) + "\n</passage>")
+    return "\n".join(parts)
