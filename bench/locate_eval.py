@@ -1,0 +1,454 @@
+"""Evaluate app.alignment.locate against ground truth from a different extractor.
+
+Quotes are sentences taken from poppler's ``pdftotext -bbox-layout -cropbox`` output (its
+word boxes are the ground truth), perturbed the way LLMs misquote (clean; lightly edited:
+dropped word, curly quotes, case change, changed word; elided "first ... last"), plus negative
+quotes taken from other documents. Every quote is searched in the whole document (no page
+hint). PyMuPDF's ``page.search_for`` is measured in the same run as the baseline.
+
+A quote is a *hit* when at least 80% of its ground-truth words have their centre inside a
+returned rectangle on the right page; *wrong place* when it was found but fewer than half of
+the words under the returned rectangles are ground-truth words; negatives that come back
+"found" are *false positives*.
+
+    .venv/bin/python bench/locate_eval.py [PDF_DIR] [--per-kind N] [--seed S] [--no-baseline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import random
+import re
+import statistics
+import subprocess
+import time
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from app.alignment.index import build_index
+from app.alignment.locate import LocateResult, locate
+from app.alignment.text import is_cjk, normalize_text
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_PDFS = ROOT.parent / "shared" / "pdfs"
+RESULTS = ROOT / "bench" / "results"
+BOOK = "pdfjs_freeculture.pdf"
+KINDS = ("clean", "edited", "elided")
+
+_PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)"')
+_WORD = re.compile(
+    r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>'
+)
+_SENTENCE_END = re.compile(r"[.!?;\u3002\uff01\uff1f\uff1b][\"'\u201d\u2019)\]\u300d]*$")
+
+
+@dataclass(frozen=True)
+class Word:
+    page: int
+    text: str
+    box: tuple[float, float, float, float]
+    line: int
+    line_end: bool = False
+
+
+@dataclass
+class Quote:
+    doc: str
+    kind: str  # clean | edited | elided | negative
+    text: str
+    words: list[Word] = field(default_factory=list)  # ground truth; empty for negatives
+    perturbation: str = ""
+
+
+# --------------------------------------------------------------------------- ground truth
+
+
+def _split_cjk(word: Word) -> list[Word]:
+    """pdftotext keeps a CJK run as one "word"; quotes start and end mid-run, so split it."""
+    if not any(is_cjk(c) for c in word.text):
+        return [word]
+    x0, y0, x1, y1 = word.box
+    step = (x1 - x0) / len(word.text)
+    return [
+        Word(word.page, c, (x0 + i * step, y0, x0 + (i + 1) * step, y1), word.line)
+        for i, c in enumerate(word.text)
+    ]
+
+
+def poppler_words(pdf: Path) -> list[Word]:
+    out = subprocess.run(
+        ["pdftotext", "-bbox-layout", "-cropbox", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    words: list[Word] = []
+    page = 0
+    line = 0
+    for raw in out.splitlines():
+        if _PAGE.search(raw):
+            page += 1
+        elif "<line " in raw:
+            line += 1
+            if words:
+                words[-1] = Word(
+                    words[-1].page, words[-1].text, words[-1].box, words[-1].line, True
+                )
+        elif match := _WORD.search(raw):
+            box = tuple(float(v) for v in match.groups()[:4])
+            word = Word(page, html.unescape(match.group(5)), box, line)  # type: ignore[arg-type]
+            words.extend(_split_cjk(word))
+    return words
+
+
+def join_words(words: list[Word]) -> str:
+    """Text as a reader would quote it: CJK unspaced, line-end hyphens joined, NFKC glyphs."""
+    parts: list[str] = []
+    for i, word in enumerate(words):
+        text = word.text
+        if parts:
+            prev = words[i - 1]
+            hyphen = prev.line_end and parts[-1].endswith("-") and text[:1].islower()
+            if hyphen:
+                parts[-1] = parts[-1][:-1]
+            elif not (is_cjk(prev.text[-1]) or is_cjk(text[0])):
+                parts.append(" ")
+        parts.append(text)
+    return unicodedata.normalize("NFKC", "".join(parts))
+
+
+def sentences(words: list[Word], rng: random.Random) -> list[list[Word]]:
+    found: list[list[Word]] = []
+    start = 0
+    for i, word in enumerate(words):
+        if not _SENTENCE_END.search(word.text):
+            continue
+        span = words[start : i + 1]
+        start = i + 1
+        cjk = sum(is_cjk(w.text[0]) for w in span) > len(span) / 2
+        low, high = (12, 90) if cjk else (6, 40)
+        if len(span) > high:
+            span = span[: rng.randint(low, high)]
+        substantive = sum(1 for w in span if sum(c.isalpha() for c in w.text) >= 3)
+        if len(span) >= low and (cjk or substantive >= 5):
+            found.append(span)
+    return found
+
+
+# --------------------------------------------------------------------------- perturbations
+
+_CURLY = str.maketrans({"'": "\u2019", '"': "\u201d"})
+
+
+def perturb(words: list[Word], rng: random.Random, vocabulary: list[str]) -> tuple[str, str]:
+    tokens = [w.text for w in words]
+    cjk = sum(is_cjk(t[0]) for t in tokens) > len(tokens) / 2
+    options = ["drop", "curly", "case", "change"] if not cjk else ["drop", "curly", "change"]
+    kind = rng.choice(options)
+    text = join_words(words)
+    if kind == "curly":
+        return f"\u201c{text.translate(_CURLY)}\u201d" if not cjk else f"\u300c{text}\u300d", kind
+    if kind == "case":
+        return rng.choice([text.lower(), text.upper(), text.capitalize()]), kind
+    inner = [i for i in range(1, len(tokens) - 1) if any(c.isalnum() for c in tokens[i])]
+    if not inner:
+        return text, "none"
+    i = rng.choice(inner)
+    kept = list(words)
+    if kind == "drop":
+        del kept[i : i + (2 if cjk else 1)]
+    else:
+        replacement = rng.choice(vocabulary) if not cjk else "\u4e00"
+        kept[i] = Word(words[i].page, replacement, words[i].box, words[i].line)
+    return join_words(kept), kind
+
+
+def elide(words: list[Word], rng: random.Random) -> str | None:
+    cjk = sum(is_cjk(w.text[0]) for w in words) > len(words) / 2
+    size = rng.randint(6, 10) if cjk else rng.randint(4, 6)
+    if len(words) < 3 * size:
+        return None
+    mark = rng.choice([" ... ", " \u2026 ", "\u2026"])
+    return join_words(words[:size]) + mark + join_words(words[-size:])
+
+
+def make_quotes(doc: str, words: list[Word], per_kind: int, seed: int) -> list[Quote]:
+    rng = random.Random(f"{seed}:{doc}")
+    pool = sentences(words, rng)
+    skeleton = normalize_text(join_words(words))
+    unique = [s for s in pool if skeleton.count(normalize_text(join_words(s))) == 1]
+    vocabulary = sorted({w.text for w in words if w.text.isalpha() and len(w.text) > 3}) or ["word"]
+    quotes: list[Quote] = []
+    for kind in KINDS:
+        candidates = unique if kind != "elided" else [s for s in unique if elide(s, rng)]
+        for sentence in rng.sample(candidates, min(per_kind, len(candidates))):
+            if kind == "clean":
+                quotes.append(Quote(doc, kind, join_words(sentence), sentence))
+            elif kind == "edited":
+                text, how = perturb(sentence, rng, vocabulary)
+                quotes.append(Quote(doc, kind, text, sentence, how))
+            elif (text := elide(sentence, rng)) is not None:
+                quotes.append(Quote(doc, kind, text, sentence))
+    return quotes
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _inside(word: Word, rects: list[tuple[int, float, float, float, float]]) -> bool:
+    cx = (word.box[0] + word.box[2]) / 2
+    cy = (word.box[1] + word.box[3]) / 2
+    return any(
+        p == word.page and x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1
+        for p, x0, y0, x1, y1 in rects
+    )
+
+
+def judge(
+    quote: Quote,
+    rects: list[tuple[int, float, float, float, float]],
+    by_page: dict[int, list[Word]],
+) -> str:
+    if not rects:
+        return "miss" if quote.kind != "negative" else "ok"
+    if quote.kind == "negative":
+        return "false_positive"
+    covered = sum(_inside(w, rects) for w in quote.words) / len(quote.words)
+    truth = {id(w) for w in quote.words}
+    pages = {r[0] for r in rects}
+    under = [w for p in pages for w in by_page.get(p, []) if _inside(w, rects)]
+    precision = sum(id(w) in truth for w in under) / len(under) if under else 0.0
+    if covered >= 0.8:
+        return "hit"
+    return "wrong_place" if precision < 0.5 else "partial"
+
+
+def baseline(pages: list[Any], quote: str) -> list[tuple[int, float, float, float, float]]:
+    for number, (page, textpage) in enumerate(pages, start=1):
+        found = page.search_for(quote, textpage=textpage)
+        if found:
+            return [(number, r.x0, r.y0, r.x1, r.y1) for r in found]
+    return []
+
+
+def _rects(result: LocateResult) -> list[tuple[int, float, float, float, float]]:
+    if result.status != "found":
+        return []
+    return [(r.page, r.x0, r.y0, r.x1, r.y1) for r in result.rects]
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Outcome:
+    quote: Quote
+    verdict: str
+    base_verdict: str
+    ms: float
+    score: float
+    matched: str
+
+
+def negatives(
+    quotes_by_doc: dict[str, list[Quote]], skeletons: dict[str, str], count: int, seed: int
+) -> None:
+    rng = random.Random(f"{seed}:negatives")
+    for doc, quotes in sorted(quotes_by_doc.items()):
+        others = [
+            q
+            for d, qs in sorted(quotes_by_doc.items())
+            if d != doc
+            for q in qs
+            if q.kind == "clean"
+        ]
+        others = [q for q in others if normalize_text(q.text) not in skeletons[doc]]
+        for q in rng.sample(others, min(count, len(others))):
+            quotes.append(Quote(doc, "negative", q.text, perturbation=f"from {q.doc}"))
+
+
+def run_doc(
+    pdf: Path, quotes: list[Quote], words: list[Word], with_baseline: bool
+) -> tuple[list[Outcome], float]:
+    started = time.perf_counter()
+    index = build_index(pdf)
+    build_s = time.perf_counter() - started
+    by_page: dict[int, list[Word]] = defaultdict(list)
+    for word in words:
+        by_page[word.page].append(word)
+    outcomes: list[Outcome] = []
+    with pymupdf.open(pdf) as doc:
+        pages = [(page, page.get_textpage()) for page in doc] if with_baseline else []
+        for quote in quotes:
+            t0 = time.perf_counter()
+            result = locate(index, quote.text)
+            ms = (time.perf_counter() - t0) * 1000
+            base = judge(quote, baseline(pages, quote.text), by_page) if with_baseline else "n/a"
+            verdict = judge(quote, _rects(result), by_page)
+            outcomes.append(Outcome(quote, verdict, base, ms, result.score, result.matched_text))
+    return outcomes, build_s
+
+
+def book_timing(pdf: Path, quotes: list[Quote]) -> dict[str, float]:
+    started = time.perf_counter()
+    index = build_index(pdf)
+    build_s = time.perf_counter() - started
+    for quote in quotes:  # warm-up: first fuzzy search builds the per-process gram table
+        locate(index, quote.text)
+    started = time.perf_counter()
+    for quote in quotes:
+        locate(index, quote.text)
+    warm_ms = (time.perf_counter() - started) * 1000 / max(1, len(quotes))
+    return {"pages": index.page_count, "index_build_s": build_s, "warm_ms_per_quote": warm_ms}
+
+
+def rates(outcomes: list[Outcome], attr: str = "verdict") -> dict[str, Any]:
+    positives = [o for o in outcomes if o.quote.kind != "negative"]
+    negs = [o for o in outcomes if o.quote.kind == "negative"]
+    share = lambda items, v: (
+        sum(getattr(o, attr) == v for o in items) / len(items) if items else None
+    )  # noqa: E731
+    return {
+        "n": len(positives),
+        "hit": share(positives, "hit"),
+        "wrong_place": share(positives, "wrong_place"),
+        "partial": share(positives, "partial"),
+        "n_neg": len(negs),
+        "false_positive": share(negs, "false_positive"),
+        "ms_per_quote": statistics.fmean(o.ms for o in outcomes)
+        if outcomes and attr == "verdict"
+        else None,
+    }
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "   -  "
+    return f"{value:6.3f}" if isinstance(value, float) else f"{value:6d}"
+
+
+def print_table(title: str, rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    print(f"\n{title}")
+    print(
+        f"{'':48} {'n':>6} {'hit':>6} {'wrong':>6} {'part':>6} {'nneg':>6} {'FP':>6} {'ms':>6} | {'b.hit':>6} {'b.wrng':>6} {'b.FP':>6}"
+    )
+    for name, (ours, base) in rows.items():
+        cols = [
+            ours[k]
+            for k in (
+                "n",
+                "hit",
+                "wrong_place",
+                "partial",
+                "n_neg",
+                "false_positive",
+                "ms_per_quote",
+            )
+        ]
+        bcols = [base[k] for k in ("hit", "wrong_place", "false_positive")]
+        print(
+            f"{name[:48]:48} "
+            + " ".join(_fmt(c) for c in cols)
+            + " | "
+            + " ".join(_fmt(c) for c in bcols)
+        )
+
+
+def report(
+    outcomes: list[Outcome],
+    build: dict[str, float],
+    book: dict[str, float] | None,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    by_doc: dict[str, list[Outcome]] = defaultdict(list)
+    by_kind: dict[str, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        by_doc[o.quote.doc].append(o)
+        by_kind[o.quote.kind].append(o)
+    doc_rows = {d: (rates(os), rates(os, "base_verdict")) for d, os in sorted(by_doc.items())}
+    kind_rows = {k: (rates(os), rates(os, "base_verdict")) for k, os in sorted(by_kind.items())}
+    overall = {"overall": (rates(outcomes), rates(outcomes, "base_verdict"))}
+    print_table("Per document (ours | baseline page.search_for)", doc_rows)
+    print_table("Per kind", kind_rows)
+    print_table("Overall", overall)
+    print(f"\nindex build seconds per document: { {d: round(s, 2) for d, s in build.items()} }")
+    if book:
+        print(f"book {BOOK}: {book}")
+    failures = [
+        {
+            "doc": o.quote.doc,
+            "kind": o.quote.kind,
+            "perturbation": o.quote.perturbation,
+            "verdict": o.verdict,
+            "score": o.score,
+            "quote": o.quote.text,
+            "matched": o.matched,
+            "truth_pages": sorted({w.page for w in o.quote.words}),
+        }
+        for o in outcomes
+        if o.verdict not in ("hit", "ok")
+    ]
+    return {
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "overall": overall["overall"],
+        "per_kind": kind_rows,
+        "per_doc": doc_rows,
+        "index_build_s": build,
+        "book": book,
+        "failures": failures,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("pdf_dir", nargs="?", type=Path, default=DEFAULT_PDFS)
+    parser.add_argument("--per-kind", type=int, default=15, help="quotes per kind per document")
+    parser.add_argument("--negatives", type=int, default=10, help="negative quotes per document")
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--only", default="", help="substring filter on file names")
+    args = parser.parse_args()
+
+    pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
+    words_by_doc = {p.name: poppler_words(p) for p in pdfs}
+    quotes_by_doc = {
+        d: make_quotes(d, ws, args.per_kind, args.seed) for d, ws in words_by_doc.items() if ws
+    }
+    skeletons = {d: normalize_text(join_words(ws)) for d, ws in words_by_doc.items()}
+    negatives(quotes_by_doc, skeletons, args.negatives, args.seed)
+    outcomes: list[Outcome] = []
+    build: dict[str, float] = {}
+    for pdf in pdfs:
+        if not words_by_doc[pdf.name]:
+            status = locate(build_index(pdf), "any quote at all").status
+            print(f"{pdf.name}: no text layer per pdftotext; locate says {status}")
+            continue
+        started = time.perf_counter()
+        doc_outcomes, build[pdf.name] = run_doc(
+            pdf, quotes_by_doc[pdf.name], words_by_doc[pdf.name], not args.no_baseline
+        )
+        outcomes.extend(doc_outcomes)
+        print(
+            f"{pdf.name}: {len(doc_outcomes)} quotes in {time.perf_counter() - started:.1f}s",
+            flush=True,
+        )
+    book_pdf = args.pdf_dir / BOOK
+    book = book_timing(book_pdf, quotes_by_doc[BOOK]) if BOOK in quotes_by_doc else None
+    result = report(outcomes, build, book, args)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"locate_eval-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()
