@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,18 @@ class VllmServer:
         with self.log_path.open("rb") as log:
             log.seek(offset)
             return log.read().decode("utf-8", errors="replace")
+
+    def wait_for_log(self, text: str, offset: int = 0, timeout: float = 10.0) -> str:
+        """The log since `offset` once it contains `text` (the server writes it asynchronously,
+        possibly after answering); fails the test after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.log_since(offset)
+            if text in log:
+                return log
+            if time.monotonic() > deadline:
+                pytest.fail(f"{text!r} not in {self.log_path} after {timeout} s:\n{log[-2000:]}")
+            time.sleep(0.1)
 
 
 def _vllm_sh(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ Greedy decoding (temperature 0) keeps every answer deterministic for a given mod
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -161,6 +162,67 @@ async def test_extra_body_merges_structured_outputs_and_chat_template_kwargs(
     assert merged.usage.prompt_tokens > plain.usage.prompt_tokens
 
 
+async def test_response_format_wins_over_structured_outputs(
+    client: AsyncOpenAI, vllm_server: VllmServer
+) -> None:
+    # Sending both is not an error: vLLM silently uses response_format and drops the other.
+    completion = await client.chat.completions.create(
+        model=vllm_server.model,
+        messages=MESSAGES,
+        response_format=response_format({"const": "from-response-format"}),
+        extra_body={"structured_outputs": {"json": {"const": "from-structured-outputs"}}},
+        max_tokens=MAX_TOKENS,
+        temperature=0,
+    )
+    assert completion.choices[0].message.content == '"from-response-format"'
+
+
+async def test_large_batch_schema_compiles(
+    client: AsyncOpenAI, vllm_server: VllmServer, schema_validator: Any
+) -> None:
+    # A realistic batch: 20 chunks of 60 sentences, 20 $defs with a 60-value enum each.
+    chunks = {f"doc-7/chunk-{i:03d}": 60 for i in range(20)}
+    schema = batch_schema(chunks)
+    completion = await client.chat.completions.create(
+        model=vllm_server.model,
+        messages=MESSAGES,
+        response_format=response_format(schema),
+        max_tokens=2000,
+        temperature=0,
+    )
+    choice = completion.choices[0]
+    assert choice.finish_reason == "stop"
+    assert choice.message.content is not None
+    answer = json.loads(choice.message.content)
+    schema_validator(answer, schema)
+    assert [chunk["chunk_id"] for chunk in answer["chunks"]] == list(chunks)
+
+
+async def test_concurrent_requests_keep_their_own_schemas(
+    client: AsyncOpenAI, vllm_server: VllmServer, schema_validator: Any
+) -> None:
+    # The service sends batches in parallel; each grammar must stay with its own request.
+    batches = [{f"b{b}-c{c}": 3 + b + c for c in range(1 + b % 3)} for b in range(6)]
+    schemas = [batch_schema(batch) for batch in batches]
+
+    async def ask(schema: dict[str, Any]) -> Any:
+        return await client.chat.completions.create(
+            model=vllm_server.model,
+            messages=MESSAGES,
+            extra_body={"structured_outputs": {"json": schema}},
+            max_tokens=MAX_TOKENS,
+            temperature=0,
+        )
+
+    completions = await asyncio.gather(*(ask(schema) for schema in schemas))
+    for batch, schema, completion in zip(batches, schemas, completions, strict=True):
+        content = completion.choices[0].message.content
+        assert content is not None
+        answer = json.loads(content)
+        schema_validator(answer, schema)
+        assert [chunk["chunk_id"] for chunk in answer["chunks"]] == list(batch)
+
+
 # Each schema keyword the service may use, on its own, so a failure names the keyword.
 KEYWORD_SCHEMAS = {
     "const-string": {
@@ -207,8 +269,20 @@ KEYWORD_SCHEMAS = {
     },
     "nullable-anyOf": {
         "type": "object",
-        "properties": {"score": {"anyOf": [{"type": "number"}, {"type": "null"}]}},
+        "properties": {"score": {"anyOf": [{"enum": [0, 1, 2]}, {"type": "null"}]}},
         "required": ["score"],
+        "additionalProperties": False,
+    },
+    "bounded-number": {
+        "type": "object",
+        "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["score"],
+        "additionalProperties": False,
+    },
+    "string-maxLength": {
+        "type": "object",
+        "properties": {"quote": {"type": "string", "maxLength": 12}},
+        "required": ["quote"],
         "additionalProperties": False,
     },
     "min-max-items": {
@@ -246,46 +320,67 @@ async def test_schema_keyword_compiles_and_constrains(
     choice = completion.choices[0]
     assert choice.finish_reason == "stop", choice.message.content
     assert choice.message.content is not None
-    schema_validator(json.loads(choice.message.content), schema)
+    # xgrammar 0.2.8 compiles a string with maxLength/minLength to `[^"\\\r\n]{0,N}`: raw control
+    # characters (U+0000-U+001F other than CR/LF) are allowed, which strict JSON forbids, and
+    # escapes are not. So such output needs json.loads(strict=False).
+    strict = name != "string-maxLength"
+    schema_validator(json.loads(choice.message.content, strict=strict), schema)
     assert GRAMMAR_FAILURE not in vllm_server.log_since(offset)
 
 
-async def test_unique_items_is_rejected_as_unsupported_by_xgrammar(
-    client: AsyncOpenAI, vllm_server: VllmServer
-) -> None:
-    schema = {"type": "array", "items": {"enum": [0, 1, 2]}, "uniqueItems": True}
-    with pytest.raises(openai.BadRequestError) as excinfo:
-        await client.chat.completions.create(
-            model=vllm_server.model,
-            messages=MESSAGES,
-            response_format=response_format(schema),
-            max_tokens=MAX_TOKENS,
-            temperature=0,
-        )
-    assert excinfo.value.status_code == 400
-    message = str(excinfo.value)
-    assert "xgrammar" in message
-    assert "not supported" in message
+# Rejected schemas and the exact start of vLLM's 400 message (the service keys tier downgrades on
+# these). The "Failed to transform" messages go on with xgrammar's timestamp, source line and
+# detail, e.g. "...grammar: [20:29:14] <path>:4950: Cannot find field $defs in #/$defs/missing".
+UNSUPPORTED = "The provided JSON schema contains features not supported by xgrammar."
+UNTRANSFORMABLE = "Failed to transform json schema into a grammar: "
+REJECTED_SCHEMAS = {
+    "uniqueItems": (
+        {"type": "array", "items": {"enum": [0, 1, 2]}, "uniqueItems": True},
+        UNSUPPORTED,
+    ),
+    "contains": (
+        {"type": "array", "items": {"enum": [0, 1]}, "contains": {"const": 1}},
+        UNSUPPORTED,
+    ),
+    "allOf-untyped-branch": (
+        {"allOf": [{"type": "integer"}, {"minimum": 0, "maximum": 3}]},
+        UNSUPPORTED,
+    ),
+    "dangling-ref": (
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        UNTRANSFORMABLE + "[",
+    ),
+    "unknown-type": ({"type": "foo"}, UNTRANSFORMABLE + "["),
+}
 
 
-async def test_dangling_ref_is_rejected_as_untransformable(
-    client: AsyncOpenAI, vllm_server: VllmServer
+@pytest.mark.parametrize("style", ["response_format", "structured_outputs"])
+@pytest.mark.parametrize("name", list(REJECTED_SCHEMAS))
+async def test_rejected_schema_gets_400_with_known_message(
+    name: str, style: str, client: AsyncOpenAI, vllm_server: VllmServer
 ) -> None:
-    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}
+    schema, message_start = REJECTED_SCHEMAS[name]
     offset = vllm_server.log_size()
+    if style == "response_format":
+        request: dict[str, Any] = {"response_format": response_format(schema)}
+    else:
+        request = {"extra_body": {"structured_outputs": {"json": schema}}}
     with pytest.raises(openai.BadRequestError) as excinfo:
         await client.chat.completions.create(
             model=vllm_server.model,
             messages=MESSAGES,
-            extra_body={"structured_outputs": {"json": schema}},
             max_tokens=MAX_TOKENS,
             temperature=0,
+            **request,
         )
     assert excinfo.value.status_code == 400
-    assert "Failed to transform json schema into a grammar" in str(excinfo.value)
-    # The fixture's log access works: the same failure is in the server log.
+    assert isinstance(excinfo.value.body, dict)
+    assert excinfo.value.body["message"].startswith(message_start)
+    assert excinfo.value.body["type"] == "BadRequestError"
+    # The server log shows only the access line; the reason is in the response alone.
     if vllm_server.log_path is not None:
-        assert GRAMMAR_FAILURE in vllm_server.log_since(offset)
+        log = vllm_server.wait_for_log('"POST /v1/chat/completions HTTP/1.1" 400', offset)
+        assert GRAMMAR_FAILURE not in log
 
 
 async def test_server_still_serves_after_rejected_schemas(
@@ -317,6 +412,9 @@ async def test_guided_json_is_accepted_but_ignored(
     assert choice.finish_reason == "length"
     with pytest.raises(ValueError, match=r"."):
         json.loads(choice.message.content or "")
+    # vLLM says so only in its log, and only once per server process (hence offset 0).
+    if vllm_server.log_path is not None:
+        vllm_server.wait_for_log("removed guided-decoding field(s) ['guided_json']", 0)
 
 
 async def test_tool_choice_required_needs_a_tool_parser(
@@ -343,15 +441,23 @@ async def test_tool_choice_required_needs_a_tool_parser(
             temperature=0,
         )
     assert excinfo.value.status_code == 400
+    assert isinstance(excinfo.value.body, dict)
+    assert excinfo.value.body["message"] == (
+        'tool_choice="required" requires --tool-call-parser to be set'
+    )
 
 
-async def test_free_text_string_field_runs_to_max_tokens(
-    client: AsyncOpenAI, vllm_server: VllmServer
+@pytest.mark.parametrize(
+    "field", [{"type": "string"}, {"type": "number"}], ids=["string", "number"]
+)
+async def test_unbounded_field_runs_to_max_tokens(
+    field: dict[str, Any], client: AsyncOpenAI, vllm_server: VllmServer
 ) -> None:
-    # A random model never closes a free string: the service must cap these and expect "length".
+    # A random model never closes a free string (nor stops adding digits to an unbounded number):
+    # the service must cap these with max_tokens and expect finish_reason "length".
     schema = {
         "type": "object",
-        "properties": {"reason": {"type": "string"}},
+        "properties": {"reason": field},
         "required": ["reason"],
         "additionalProperties": False,
     }
@@ -365,6 +471,6 @@ async def test_free_text_string_field_runs_to_max_tokens(
     choice = completion.choices[0]
     assert choice.finish_reason == "length"
     content = choice.message.content or ""
-    assert content.startswith('{"reason":"')
+    assert content.startswith('{"reason":')
     with pytest.raises(ValueError, match=r"."):
         json.loads(content)
