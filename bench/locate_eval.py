@@ -26,7 +26,7 @@ import subprocess
 import time
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,20 @@ class Word:
     page: int
     text: str
     box: tuple[float, float, float, float]
-    line: int
+    line: int  # global line number
     line_end: bool = False
+    flow: int = 0  # global pdftotext flow number
+    furniture: bool = False  # running header/footer or page number
+
+
+@dataclass
+class Layout:
+    words: list[Word]
+    lines: dict[int, tuple[int, tuple[float, float, float, float]]]  # line -> (page, box)
+    flow_top: dict[int, float]  # flow -> y of its first line
+    flow_bottom: dict[int, float]
+    heights: dict[int, float]  # page -> height
+    raw_skeleton: str  # content-stream order text (pdftotext -raw), for ambiguity checks
 
 
 @dataclass
@@ -77,35 +89,81 @@ def _split_cjk(word: Word) -> list[Word]:
     x0, y0, x1, y1 = word.box
     step = (x1 - x0) / len(word.text)
     return [
-        Word(word.page, c, (x0 + i * step, y0, x0 + (i + 1) * step, y1), word.line)
+        replace(word, text=c, box=(x0 + i * step, y0, x0 + (i + 1) * step, y1))
         for i, c in enumerate(word.text)
     ]
 
 
-def poppler_words(pdf: Path) -> list[Word]:
-    out = subprocess.run(
-        ["pdftotext", "-bbox-layout", "-cropbox", str(pdf), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def _pdftotext(pdf: Path, *options: str) -> str:
+    command = ["pdftotext", *options, "-cropbox", str(pdf), "-"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def _floats(raw: str) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = (float(v) for v in re.findall(r'="([\d.]+)"', raw)[:4])
+    return x0, y0, x1, y1
+
+
+def poppler_layout(pdf: Path) -> Layout:
     words: list[Word] = []
-    page = 0
-    line = 0
-    for raw in out.splitlines():
-        if _PAGE.search(raw):
+    layout = Layout(words, {}, {}, {}, {}, normalize_text(_pdftotext(pdf, "-raw")))
+    page = line = flow = 0
+    for raw in _pdftotext(pdf, "-bbox-layout").splitlines():
+        if match := _PAGE.search(raw):
             page += 1
+            layout.heights[page] = float(match.group(2))
+        elif "<flow>" in raw:
+            flow += 1
         elif "<line " in raw:
             line += 1
+            box = _floats(raw)
+            layout.lines[line] = (page, box)
+            layout.flow_top.setdefault(flow, box[1])
+            layout.flow_bottom[flow] = box[3]
             if words:
-                words[-1] = Word(
-                    words[-1].page, words[-1].text, words[-1].box, words[-1].line, True
-                )
+                words[-1] = replace(words[-1], line_end=True)
         elif match := _WORD.search(raw):
             box = tuple(float(v) for v in match.groups()[:4])
-            word = Word(page, html.unescape(match.group(5)), box, line)  # type: ignore[arg-type]
+            word = Word(page, html.unescape(match.group(5)), box, line, flow=flow)  # type: ignore[arg-type]
             words.extend(_split_cjk(word))
-    return words
+    _mark_furniture(layout)
+    return layout
+
+
+def _mark_furniture(layout: Layout) -> None:
+    """Running headers/footers and page numbers: lines in the top/bottom tenth of the page
+    whose text, digits aside, recurs on three or more pages (or is only digits)."""
+    text: dict[int, list[str]] = defaultdict(list)
+    for word in layout.words:
+        text[word.line].append(word.text)
+    keys = {line: re.sub(r"\d", "", normalize_text(" ".join(t))) for line, t in text.items()}
+    pages_with: dict[str, set[int]] = defaultdict(set)
+    for line, key in keys.items():
+        pages_with[key].add(layout.lines[line][0])
+    furniture = set()
+    for line, key in keys.items():
+        page, (_, y0, _, y1) = layout.lines[line]
+        height = layout.heights[page]
+        edge = y1 < 0.1 * height or y0 > 0.9 * height
+        if edge and (not key or len(pages_with[key]) >= 3):
+            furniture.add(line)
+    layout.words[:] = [replace(w, furniture=w.line in furniture) for w in layout.words]
+
+
+def _flow_continues(layout: Layout, prev: Word, word: Word) -> bool:
+    """May a sentence run from ``prev`` into ``word`` when pdftotext started a new flow?
+
+    Yes below the previous line (same column), back up to a new column, or across pages;
+    no sideways into the next cell of a table row, where the "sentence" would mix cells.
+    """
+    if prev.flow == word.flow or prev.page != word.page:
+        return True
+    _, (_, a_y0, a_x1, a_y1) = layout.lines[prev.line]
+    _, (b_x0, b_y0, _, _) = layout.lines[word.line]
+    top, bottom = layout.flow_top[prev.flow], layout.flow_bottom[prev.flow]
+    if b_y0 >= a_y1 - 2 or b_y0 <= top - 20:
+        return True
+    return b_x0 >= a_x1 - 5 and bottom - top > 0.4 * layout.heights[word.page]
 
 
 def join_words(words: list[Word]) -> str:
@@ -124,22 +182,32 @@ def join_words(words: list[Word]) -> str:
     return unicodedata.normalize("NFKC", "".join(parts))
 
 
-def sentences(words: list[Word], rng: random.Random) -> list[list[Word]]:
+def sentences(layout: Layout, rng: random.Random) -> list[list[Word]]:
     found: list[list[Word]] = []
-    start = 0
-    for i, word in enumerate(words):
+    current: list[Word] = []
+    broken = False  # the current run did not start at a sentence start
+    for word in layout.words:
+        if word.furniture:
+            continue
+        if current and not _flow_continues(layout, current[-1], word):
+            current, broken = [], True
+        current.append(word)
         if not _SENTENCE_END.search(word.text):
             continue
-        span = words[start : i + 1]
-        start = i + 1
-        cjk = sum(is_cjk(w.text[0]) for w in span) > len(span) / 2
-        low, high = (12, 90) if cjk else (6, 40)
-        if len(span) > high:
-            span = span[: rng.randint(low, high)]
-        substantive = sum(1 for w in span if sum(c.isalpha() for c in w.text) >= 3)
-        if len(span) >= low and (cjk or substantive >= 5):
-            found.append(span)
+        if not broken:
+            _keep_sentence(current, rng, found)
+        current, broken = [], False
     return found
+
+
+def _keep_sentence(span: list[Word], rng: random.Random, found: list[list[Word]]) -> None:
+    cjk = sum(is_cjk(w.text[0]) for w in span) > len(span) / 2
+    low, high = (12, 90) if cjk else (6, 40)
+    if len(span) > high:
+        span = span[: rng.randint(low, high)]
+    substantive = sum(1 for w in span if sum(c.isalpha() for c in w.text) >= 3)
+    if len(span) >= low and (cjk or substantive >= 5):
+        found.append(span)
 
 
 # --------------------------------------------------------------------------- perturbations
@@ -170,31 +238,39 @@ def perturb(words: list[Word], rng: random.Random, vocabulary: list[str]) -> tup
     return join_words(kept), kind
 
 
-def elide(words: list[Word], rng: random.Random) -> str | None:
+def elide(words: list[Word], rng: random.Random, unique: Any) -> str | None:
     cjk = sum(is_cjk(w.text[0]) for w in words) > len(words) / 2
     size = rng.randint(6, 10) if cjk else rng.randint(4, 6)
     if len(words) < 3 * size:
         return None
-    mark = rng.choice([" ... ", " \u2026 ", "\u2026"])
-    return join_words(words[:size]) + mark + join_words(words[-size:])
+    head, tail = join_words(words[:size]), join_words(words[-size:])
+    if not (unique(head) and unique(tail)):
+        return None  # "first ... last" would fit more than one passage
+    return head + rng.choice([" ... ", " \u2026 ", "\u2026"]) + tail
 
 
-def make_quotes(doc: str, words: list[Word], per_kind: int, seed: int) -> list[Quote]:
+def make_quotes(doc: str, layout: Layout, per_kind: int, seed: int) -> list[Quote]:
     rng = random.Random(f"{seed}:{doc}")
-    pool = sentences(words, rng)
-    skeleton = normalize_text(join_words(words))
-    unique = [s for s in pool if skeleton.count(normalize_text(join_words(s))) == 1]
+    words = [w for w in layout.words if not w.furniture]
+    skeleton = normalize_text(join_words(layout.words))
+
+    def unique(text: str) -> bool:
+        key = normalize_text(text)
+        return skeleton.count(key) == 1 and layout.raw_skeleton.count(key) <= 1
+
+    pool = [s for s in sentences(layout, rng) if unique(join_words(s))]
     vocabulary = sorted({w.text for w in words if w.text.isalpha() and len(w.text) > 3}) or ["word"]
     quotes: list[Quote] = []
     for kind in KINDS:
-        candidates = unique if kind != "elided" else [s for s in unique if elide(s, rng)]
-        for sentence in rng.sample(candidates, min(per_kind, len(candidates))):
+        for sentence in rng.sample(pool, len(pool)):
+            if sum(q.kind == kind for q in quotes) >= per_kind:
+                break
             if kind == "clean":
                 quotes.append(Quote(doc, kind, join_words(sentence), sentence))
             elif kind == "edited":
                 text, how = perturb(sentence, rng, vocabulary)
                 quotes.append(Quote(doc, kind, text, sentence, how))
-            elif (text := elide(sentence, rng)) is not None:
+            elif (text := elide(sentence, rng, unique)) is not None:
                 quotes.append(Quote(doc, kind, text, sentence))
     return quotes
 
@@ -312,9 +388,10 @@ def book_timing(pdf: Path, quotes: list[Quote]) -> dict[str, float]:
 def rates(outcomes: list[Outcome], attr: str = "verdict") -> dict[str, Any]:
     positives = [o for o in outcomes if o.quote.kind != "negative"]
     negs = [o for o in outcomes if o.quote.kind == "negative"]
-    share = lambda items, v: (
-        sum(getattr(o, attr) == v for o in items) / len(items) if items else None
-    )  # noqa: E731
+
+    def share(items: list[Outcome], verdict: str) -> float | None:
+        return sum(getattr(o, attr) == verdict for o in items) / len(items) if items else None
+
     return {
         "n": len(positives),
         "hit": share(positives, "hit"),
@@ -336,9 +413,8 @@ def _fmt(value: Any) -> str:
 
 def print_table(title: str, rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
     print(f"\n{title}")
-    print(
-        f"{'':48} {'n':>6} {'hit':>6} {'wrong':>6} {'part':>6} {'nneg':>6} {'FP':>6} {'ms':>6} | {'b.hit':>6} {'b.wrng':>6} {'b.FP':>6}"
-    )
+    heads = ("n", "hit", "wrong", "part", "nneg", "FP", "ms")
+    print(f"{'':48} " + " ".join(f"{h:>6}" for h in heads) + " |  b.hit b.wrng   b.FP")
     for name, (ours, base) in rows.items():
         cols = [
             ours[k]
@@ -419,11 +495,17 @@ def main() -> None:
     args = parser.parse_args()
 
     pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
-    words_by_doc = {p.name: poppler_words(p) for p in pdfs}
+    layouts = {p.name: poppler_layout(p) for p in pdfs}
+    words_by_doc = {d: layout.words for d, layout in layouts.items()}
     quotes_by_doc = {
-        d: make_quotes(d, ws, args.per_kind, args.seed) for d, ws in words_by_doc.items() if ws
+        d: make_quotes(d, layout, args.per_kind, args.seed)
+        for d, layout in layouts.items()
+        if layout.words
     }
-    skeletons = {d: normalize_text(join_words(ws)) for d, ws in words_by_doc.items()}
+    skeletons = {
+        d: normalize_text(join_words(ws)) + "|" + layouts[d].raw_skeleton
+        for d, ws in words_by_doc.items()
+    }
     negatives(quotes_by_doc, skeletons, args.negatives, args.seed)
     outcomes: list[Outcome] = []
     build: dict[str, float] = {}
