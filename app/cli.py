@@ -30,7 +30,9 @@ def _migrate(settings: Settings) -> None:
     upgrade(settings.database_url)
 
 
-async def _ingest(settings: Settings, pdf: Path, document_id: str | None) -> dict[str, object]:
+async def ingest_into_database(
+    settings: Settings, pdf: Path, document_id: str | None
+) -> dict[str, object]:
     from app.db.session import create_engine, create_session_factory, transaction
     from app.documents.service import ingest_pdf
 
@@ -73,7 +75,7 @@ def _cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     _migrate(settings)
-    result = asyncio.run(_ingest(settings, args.pdf, args.document_id))
+    result = asyncio.run(ingest_into_database(settings, args.pdf, args.document_id))
     print(json.dumps(result, indent=2))
     return 0
 
@@ -89,7 +91,7 @@ def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
     _migrate(settings)
     pdf = write_sample_pdf(settings.pdf_root / "sample" / "sample-assembly.pdf")
-    result = asyncio.run(_ingest(settings, pdf, SAMPLE_DOCUMENT_ID))
+    result = asyncio.run(ingest_into_database(settings, pdf, SAMPLE_DOCUMENT_ID))
     log.info("sample document %s ingested: chunks %s", SAMPLE_DOCUMENT_ID, result["chunks"])
     _serve(settings, args.host, args.port)
     return 0

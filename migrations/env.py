@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -42,4 +43,11 @@ if context.is_offline_mode():
     with context.begin_transaction():
         context.run_migrations()
 else:
-    asyncio.run(_run_async())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(_run_async())
+    else:
+        # Called from inside an event loop (a test, an async caller): asyncio.run needs a thread.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(asyncio.run, _run_async()).result()

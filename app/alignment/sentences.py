@@ -23,7 +23,8 @@ ABBREVIATIONS = frozenset(
 
 _CJK_TERMINATORS = "。！？"
 _CLOSERS = "\"'”’»)]}」』）】"
-_LATIN_END = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|$)")
+# French sets a (narrow) space before the closing guillemet: « oui. »
+_LATIN_END = re.compile(r"[.!?…]+(?:[ \u00a0\u202f]*»)?[" + re.escape(_CLOSERS) + r"]*(?=\s|$)")
 _CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(_CLOSERS) + r"]*")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
@@ -55,7 +56,7 @@ def _boundaries(text: str) -> list[int]:
         first = match.start()
         if (
             text[first] == "."
-            and match.group().rstrip(_CLOSERS) == "."
+            and match.group().rstrip(_CLOSERS + " \u00a0\u202f") == "."
             and _is_abbreviation(text, first)
         ):
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from app.alignment.sentences import Sentence
@@ -20,6 +21,12 @@ class PromptChunk:
     sentences: list[Sentence]
 
 
+def _readable(text: str) -> str:
+    # PDF text carries ligature glyphs (U+FB01 "fi") and odd spaces; NFKC gives the model plain
+    # words. Only the prompt changes: offsets still refer to the stored chunk text.
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
 def system_prompt(max_per_chunk: int) -> str:
     return SYSTEM_PROMPT.format(max_per_chunk=max_per_chunk)
 
@@ -27,6 +34,6 @@ def system_prompt(max_per_chunk: int) -> str:
 def user_prompt(query: str, answer: str, chunks: list[PromptChunk]) -> str:
     parts = [f"Question:\n{query}\n", f"Answer:\n{answer}\n", "Passages:"]
     for chunk in chunks:
-        lines = [f"[{s.index}] {' '.join(s.text.split())}" for s in chunk.sentences]
+        lines = [f"[{s.index}] {_readable(s.text)}" for s in chunk.sentences]
         parts.append(f'<passage chunk_id="{chunk.chunk_id}">\n' + "\n".join(lines) + "\n</passage>")
     return "\n".join(parts)

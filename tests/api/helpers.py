@@ -1,0 +1,43 @@
+"""Helpers for API tests: ingest with the real CLI code path, and read back what rects cover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+from rapidfuzz import fuzz
+
+from app.cli import ingest_into_database
+from app.core.config import Settings
+
+SAMPLE_ID = "sample"
+CHUNK_MAIN = f"{SAMPLE_ID}-c0000"  # pages 1-2: the water bill debate and the road motion
+CHUNK_LIGATURES = f"{SAMPLE_ID}-c0001"  # page 2: the finance paragraph with fi/fl ligatures
+
+
+async def ingest_sample(settings: Settings) -> dict[str, Any]:
+    pdf = settings.pdf_root / "sample" / "sample-assembly.pdf"
+    return await ingest_into_database(settings, pdf, SAMPLE_ID)
+
+
+def text_under(pdf: Path, rects: list[dict[str, Any]]) -> str:
+    """The PDF's own words inside the returned rectangles, in order: proof the rects cover the
+    sentence, independent of the locator's matched_text."""
+    with pymupdf.open(pdf) as doc:
+        parts = []
+        for r in rects:
+            page = doc[r["page"] - 1]
+            # Shrink vertically a little so glyphs of the neighbouring lines are not caught.
+            height = r["y1"] - r["y0"]
+            clip = pymupdf.Rect(r["x0"], r["y0"] + height * 0.3, r["x1"], r["y1"] - height * 0.3)
+            parts.append(page.get_textbox(clip).strip())
+    return " ".join(parts)
+
+
+def similarity(a: str, b: str) -> float:
+    def norm(s: str) -> str:
+        s = s.replace("\ufb01", "fi").replace("\ufb02", "fl").replace("-\n", "").replace("- ", "")
+        return " ".join(s.split()).lower()
+
+    return float(fuzz.ratio(norm(a), norm(b)))

@@ -1,0 +1,254 @@
+"""POST /v2/highlights/batch end to end: real app, real database (SQLite and PostgreSQL), the
+generated sample PDF, and the scripted OpenAI-compatible server over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.api.helpers import (
+    CHUNK_LIGATURES,
+    CHUNK_MAIN,
+    SAMPLE_ID,
+    ingest_sample,
+    similarity,
+    text_under,
+)
+from tests.fixtures.app import app_client, make_settings
+from tests.fixtures.llm_server import ScriptedLLM, choose_by_words, completion, error
+
+QUERY = "How much will the water programme cost and who pays?"
+ANSWER = (
+    "The programme will cost 12.5 billion shillings over three years; each county pays one "
+    "third of the running costs [1]. The final figures show a deficit of 5.1 per cent [2]."
+)
+
+
+def llm_settings(database_url: str, pdf_root: Path, server: ScriptedLLM, **extra: Any) -> Any:
+    return make_settings(
+        database_url,
+        pdf_root,
+        llm_provider="vllm",
+        llm_base_url=server.base_url,
+        llm_model="scripted-model",
+        **extra,
+    )
+
+
+def batch(*chunk_ids: str, answer: str = ANSWER) -> dict[str, Any]:
+    return {
+        "query": QUERY,
+        "answer": answer,
+        "citations": [{"chunk_id": c, "citation_id": str(i)} for i, c in enumerate(chunk_ids, 1)],
+    }
+
+
+async def post(settings: Any, body: dict[str, Any], path: str = "/v2/highlights/batch") -> Any:
+    async with app_client(settings) as client:
+        response = await client.post(path, json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_llm_highlights_cover_the_chosen_sentences(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
+) -> None:
+    scripted_llm.chooser = choose_by_words("12.5 billion", "one third", "deficit")
+    settings = llm_settings(database_url, pdf_root, scripted_llm)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN, CHUNK_LIGATURES))
+
+    assert data["status"] == "complete"
+    assert data["method"] == "llm"
+    assert data["llm_tier"] == "json_schema"
+    main, ligatures = data["results"]
+    assert [main["citation_id"], ligatures["citation_id"]] == ["1", "2"]
+    assert main["status"] == "highlighted"
+    assert main["reason"] is None
+    assert [h["sentence_id"] for h in main["highlights"]] == [5, 7]
+    pdf = pdf_root / "sample" / "sample-assembly.pdf"
+    for result in (main, ligatures):
+        for h in result["highlights"]:
+            assert result["page_start"] <= h["page"] <= result["page_end"]
+            assert (h["page_width"], h["page_height"]) == (595.0, 842.0)
+            assert all(r["x0"] < r["x1"] and r["y0"] < r["y1"] for r in h["rects"])
+            assert similarity(text_under(pdf, h["rects"]), h["text"]) >= 90, h
+    # Sentence 5 is hyphenated across a line end: one rect per line, three lines.
+    assert len(main["highlights"][0]["rects"]) == 3
+    assert ligatures["highlights"][0]["text"].startswith("The Committee on Finance")
+    assert main["link"] == f"/v2/documents/{SAMPLE_ID}/pdf#page=1"
+    (request,) = scripted_llm.requests
+    assert "$defs" in request["response_format"]["json_schema"]["schema"]
+    assert "guided_json" not in json.dumps(request)
+
+
+async def test_sentence_across_a_page_break_gets_rects_on_both_pages(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
+) -> None:
+    scripted_llm.chooser = choose_by_words("Eleven bids")
+    settings = llm_settings(database_url, pdf_root, scripted_llm)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN, answer="Eleven bids were received."))
+    (highlight,) = data["results"][0]["highlights"]
+    assert sorted({r["page"] for r in highlight["rects"]}) == [1, 2]
+    assert highlight["page"] == 1
+
+
+async def test_without_llm_the_lexical_selector_highlights(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN))
+    assert data["method"] == "lexical"
+    assert data["llm_tier"] is None
+    (result,) = data["results"]
+    assert result["status"] == "highlighted"
+    assert result["reason"] == "llm_disabled"
+    assert 5 in [h["sentence_id"] for h in result["highlights"]]
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (error(503, "down"), "llm_unavailable"),
+        (completion("no json here"), "llm_invalid_output"),
+        (completion('{"results": [', "length"), "llm_truncated"),
+        (error(400, "prompt is too long for this model's context"), "llm_rejected"),
+    ],
+    ids=["down", "garbage", "truncated", "rejected"],
+)
+async def test_llm_failures_fall_back_to_lexical_with_a_reason(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM, reply: Any, reason: str
+) -> None:
+    scripted_llm.handler = lambda body: reply
+    settings = llm_settings(database_url, pdf_root, scripted_llm, llm_max_retries=0)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN, "missing-chunk"))
+    assert data["method"] == "lexical"
+    assert data["status"] == "partial"
+    main, missing = data["results"]
+    assert main["status"] == "highlighted"
+    assert main["reason"] == reason
+    assert "word overlap" in main["message"]
+    assert missing["status"] == "fallback"
+    assert missing["reason"] == "chunk_not_found"
+    assert missing["link"] is None
+
+
+async def test_llm_choosing_nothing_is_no_match_with_a_link(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
+) -> None:
+    scripted_llm.chooser = lambda chunk_id, allowed, body: []
+    settings = llm_settings(database_url, pdf_root, scripted_llm)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN))
+    assert data["status"] == "fallback"
+    assert data["method"] == "llm"
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("no_match", "no_relevant_sentences")
+    assert result["link"] == f"/v2/documents/{SAMPLE_ID}/pdf#page=1"
+
+
+async def put_chunk(settings: Any, chunk: dict[str, Any], doc_id: str = "custom") -> None:
+    body = {"source_path": "sample/sample-assembly.pdf", "chunks": [chunk]}
+    async with app_client(settings) as client:
+        response = await client.put(f"/v2/documents/{doc_id}", json=body)
+    assert response.status_code == 201, response.text
+
+
+async def test_text_not_in_the_pdf_is_not_located_rather_than_guessed(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(database_url, pdf_root)
+    invented = (
+        "The programme will cost 12.5 billion shillings according to a report that the "
+        "Auditor-General tabled in the Senate last spring."
+    )
+    await put_chunk(settings, {"id": "x1", "text": invented, "page_start": 1, "page_end": 2})
+    data = await post(settings, batch("x1"))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("no_match", "not_located")
+    assert result["highlights"] == []
+    assert result["link"] == "/v2/documents/custom/pdf#page=1"
+
+
+async def test_page_without_text_layer_is_reported(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root)
+    chunk = {"id": "scan", "text": ANSWER, "page_start": 3, "page_end": 3}
+    await put_chunk(settings, chunk)
+    data = await post(settings, batch("scan"))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("fallback", "no_text_layer")
+    assert result["link"] == "/v2/documents/custom/pdf#page=3"
+
+
+async def test_missing_pdf_is_pdf_unavailable(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    (pdf_root / "sample" / "sample-assembly.pdf").unlink()
+    data = await post(settings, batch(CHUNK_MAIN))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("fallback", "pdf_unavailable")
+    assert result["link"].endswith("/pdf#page=1")
+
+
+async def test_legacy_path_answers_with_prefixed_links(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN), path="/api/v1/v2/highlights/batch")
+    assert data["results"][0]["link"] == f"/api/v1/v2/documents/{SAMPLE_ID}/pdf#page=1"
+
+
+async def test_duplicate_citations_of_one_chunk_each_get_a_result(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
+) -> None:
+    settings = llm_settings(database_url, pdf_root, scripted_llm)
+    await ingest_sample(settings)
+    data = await post(settings, batch(CHUNK_MAIN, CHUNK_MAIN))
+    assert [r["citation_id"] for r in data["results"]] == ["1", "2"]
+    schema = scripted_llm.requests[0]["response_format"]["json_schema"]["schema"]
+    assert len(schema["properties"]["results"]["prefixItems"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"query": "q", "answer": "a", "citations": []}, "citations"),
+        ({"query": "q", "answer": "a", "citations": [{"chunk_id": "c"}], "x": 1}, "x"),
+        ({"query": "q", "answer": "a", "citations": [{"chunk_id": "c", "page": 2}]}, "page"),
+        ({"query": "q", "answer": "a" * 20_001, "citations": [{"chunk_id": "c"}]}, "answer"),
+        ({"query": "", "answer": "a", "citations": [{"chunk_id": "c"}]}, "query"),
+        ({"answer": "a", "citations": [{"chunk_id": "c"}]}, "query"),
+    ],
+    ids=[
+        "empty-citations",
+        "unknown-field",
+        "unknown-citation-field",
+        "oversized",
+        "empty",
+        "no-q",
+    ],
+)
+async def test_bad_requests_get_a_clear_422(
+    database_url: str, pdf_root: Path, body: dict[str, Any], fragment: str
+) -> None:
+    async with app_client(make_settings(database_url, pdf_root)) as client:
+        response = await client.post("/v2/highlights/batch", json=body)
+    assert response.status_code == 422
+    error_body = response.json()["error"]
+    assert error_body["code"] == "validation_error"
+    assert fragment in error_body["message"]
+
+
+async def test_configured_limits_are_enforced_with_422(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root, max_answer_chars=100)
+    async with app_client(settings) as client:
+        response = await client.post("/v2/highlights/batch", json=batch("c", answer="a" * 101))
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == (
+        "answer has 101 characters; this service accepts at most 100"
+    )

@@ -1,0 +1,119 @@
+"""The console script as a user runs it (a real subprocess), and the acceptance path on a real
+PDF: `highlight-service ingest`, then a batch call answered over HTTP by an OpenAI-compatible
+server that honours json_schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.api.helpers import similarity, text_under
+from tests.fixtures.app import app_client, make_settings
+from tests.fixtures.llm_server import ScriptedLLM
+
+HANSARD = "kenya_na_hansard_20251120_P.pdf"
+
+
+def run_cli(*args: str, env: dict[str, str], stdin: str | None = None) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}",
+        "HIGHLIGHT_PDF_ROOT": str(tmp_path / "pdfs"),
+        "HIGHLIGHT_INDEX_CACHE_DIR": str(tmp_path / "cache"),
+        "HIGHLIGHT_LLM_PROVIDER": "none",
+    }
+
+
+def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, sample_pdf: Path) -> None:
+    env = cli_env(tmp_path)
+    first = run_cli("ingest", str(sample_pdf), "--document-id", "s1", env=env)
+    assert first.returncode == 0, first.stderr
+    second = run_cli("ingest", str(sample_pdf), "--document-id", "s1", env=env)
+    assert json.loads(first.stdout)["changed"] is True
+    assert json.loads(second.stdout)["changed"] is False
+    assert json.loads(second.stdout)["chunks"] == json.loads(first.stdout)["chunks"]
+
+
+def test_ingest_of_a_missing_file_says_so(tmp_path: Path) -> None:
+    result = run_cli("ingest", str(tmp_path / "nope.pdf"), env=cli_env(tmp_path))
+    assert result.returncode == 1
+    assert "no such file" in result.stderr
+
+
+def test_bad_configuration_fails_fast_with_the_variable_name(tmp_path: Path) -> None:
+    env = cli_env(tmp_path) | {"HIGHLIGHT_LLM_PROVIDER": "vllm", "HIGHLIGHT_LLM_BASE_URL": ""}
+    result = run_cli("migrate", env=env)
+    assert result.returncode == 2
+    assert "HIGHLIGHT_LLM_BASE_URL" in result.stderr
+
+
+def test_locate_command_reads_and_writes_json_lines(tmp_path: Path, sample_pdf: Path) -> None:
+    lines = [
+        {"id": 1, "quote": "Eleven bids were received", "pages": [1, 2]},
+        {"id": 2, "quote": "Nothing of the sort was ever said in this House today"},
+    ]
+    stdin = "\n".join(json.dumps(line) for line in lines) + "\n"
+    result = run_cli("locate", str(sample_pdf), env=cli_env(tmp_path), stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    found, missing = (json.loads(line) for line in result.stdout.splitlines())
+    assert found["id"] == 1
+    assert found["status"] == "found"
+    assert found["rects"][0]["page"] == 1
+    assert missing["status"] == "no_match"
+    assert missing["rects"] == []
+
+
+async def test_real_pdf_ingest_then_llm_batch_is_complete(
+    tmp_path: Path, shared_pdfs: Path, scripted_llm: ScriptedLLM
+) -> None:
+    env = cli_env(tmp_path)
+    ingested = run_cli("ingest", str(shared_pdfs / HANSARD), env=env)
+    assert ingested.returncode == 0, ingested.stderr
+    stored = json.loads(ingested.stdout)
+    chunk_ids = stored["chunks"][3:6]
+    # The "model" picks the first two sentences of every chunk.
+    scripted_llm.chooser = lambda chunk_id, allowed, body: allowed[:2]
+    settings = make_settings(
+        env["HIGHLIGHT_DATABASE_URL"],
+        Path(env["HIGHLIGHT_PDF_ROOT"]),
+        llm_provider="openai",
+        llm_base_url=scripted_llm.base_url,
+        llm_model="gpt-test",
+        llm_api_key="sk-test",
+    )
+    request = {
+        "query": "What happened in the sitting?",
+        "answer": "The House met and members spoke.",
+        "citations": [{"chunk_id": c} for c in chunk_ids],
+    }
+    async with app_client(settings) as client:
+        response = await client.post("/v2/highlights/batch", json=request)
+    data = response.json()
+    assert data["status"] == "complete", data
+    assert data["method"] == "llm"
+    pdf = Path(env["HIGHLIGHT_PDF_ROOT"]) / stored["source_path"]
+    for result in data["results"]:
+        assert [h["sentence_id"] for h in result["highlights"]] == [1, 2]
+        for h in result["highlights"]:
+            assert {r["page"] for r in h["rects"]} <= set(
+                range(result["page_start"], result["page_end"] + 1)
+            )
+            assert similarity(text_under(pdf, h["rects"]), h["text"]) >= 85, h
+    (sent,) = scripted_llm.requests
+    assert "$defs" in sent["response_format"]["json_schema"]["schema"]
+    assert "guided_json" not in sent
