@@ -151,19 +151,25 @@ def _mark_furniture(layout: Layout) -> None:
 
 
 def _flow_continues(layout: Layout, prev: Word, word: Word) -> bool:
-    """May a sentence run from ``prev`` into ``word`` when pdftotext started a new flow?
+    """May a sentence run from ``prev``'s line into ``word``'s line?
 
-    Yes below the previous line (same column), back up to a new column, or across pages;
-    no sideways into the next cell of a table row, where the "sentence" would mix cells.
+    Yes on the same line, down the same column, back up to the next column, or across pages;
+    no sideways into the next cell of a table row (pdftotext's flows and even its lines jump
+    between cells there), where the "sentence" would mix cells.
     """
-    if prev.flow == word.flow or prev.page != word.page:
+    if prev.line == word.line or prev.page != word.page:
         return True
-    _, (_, a_y0, a_x1, a_y1) = layout.lines[prev.line]
-    _, (b_x0, b_y0, _, _) = layout.lines[word.line]
+    _, (a_x0, a_y0, a_x1, a_y1) = layout.lines[prev.line]
+    _, (b_x0, b_y0, b_x1, _) = layout.lines[word.line]
+    below = b_y0 >= (a_y0 + a_y1) / 2  # OCR layers overlap consecutive lines a little
+    if below and min(a_x1, b_x1) > max(a_x0, b_x0):
+        return True
+    if abs(b_y0 - a_y0) < (a_y1 - a_y0) / 2 and b_x0 >= a_x1 - 5:
+        return True  # further along the same row
+    if b_x0 < a_x1 - 5 or b_y0 >= a_y0:
+        return False
     top, bottom = layout.flow_top[prev.flow], layout.flow_bottom[prev.flow]
-    if b_y0 >= a_y1 - 2 or b_y0 <= top - 20:
-        return True
-    return b_x0 >= a_x1 - 5 and bottom - top > 0.4 * layout.heights[word.page]
+    return b_y0 <= top - 20 or bottom - top > 0.4 * layout.heights[word.page]
 
 
 def join_words(words: list[Word]) -> str:
@@ -197,6 +203,31 @@ def sentences(layout: Layout, rng: random.Random) -> list[list[Word]]:
         if not broken:
             _keep_sentence(current, rng, found)
         current, broken = [], False
+    return found
+
+
+def windows(layout: Layout, rng: random.Random, count: int) -> list[list[Word]]:
+    """Random runs of consecutive words (sentence fragments), for documents with few whole
+    sentences (tables, transcripts, short minutes)."""
+    runs: list[list[Word]] = [[]]
+    for word in layout.words:
+        if word.furniture:
+            continue
+        if runs[-1] and not _flow_continues(layout, runs[-1][-1], word):
+            runs.append([])
+        runs[-1].append(word)
+    found: list[list[Word]] = []
+    for _ in range(count * 20):
+        if len(found) >= count:
+            break
+        run = rng.choice(runs)
+        cjk = bool(run) and sum(is_cjk(w.text[0]) for w in run) > len(run) / 2
+        low, high = (15, 60) if cjk else (6, 30)
+        if len(run) < low:
+            continue
+        size = rng.randint(low, min(high, len(run)))
+        start = rng.randint(0, len(run) - size)
+        _keep_sentence(run[start : start + size], rng, found)
     return found
 
 
@@ -259,6 +290,9 @@ def make_quotes(doc: str, layout: Layout, per_kind: int, seed: int) -> list[Quot
         return skeleton.count(key) == 1 and layout.raw_skeleton.count(key) <= 1
 
     pool = [s for s in sentences(layout, rng) if unique(join_words(s))]
+    if len(pool) < 3 * per_kind:
+        extra = windows(layout, rng, 3 * per_kind - len(pool))
+        pool += [s for s in extra if unique(join_words(s))]
     vocabulary = sorted({w.text for w in words if w.text.isalpha() and len(w.text) > 3}) or ["word"]
     quotes: list[Quote] = []
     for kind in KINDS:
