@@ -41,7 +41,9 @@ def terms(text: str) -> set[str]:
             run = "".join(cjk)
             out.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
             word = "".join(ch for ch in word if not _is_cjk(ch))
-        if word and (word.isdigit() or (len(word) > 2 and word not in _STOPWORDS)):
+        # Numbers count (figures are what answers cite) but not lone digits, which "5.1" and
+        # "12.5" split into and which match anything.
+        if (word.isdigit() and len(word) > 1) or (len(word) > 2 and word not in _STOPWORDS):
             out.add(word)
     return out
 
