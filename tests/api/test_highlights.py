@@ -252,3 +252,15 @@ async def test_configured_limits_are_enforced_with_422(database_url: str, pdf_ro
     assert response.json()["error"]["message"] == (
         "answer has 101 characters; this service accepts at most 100"
     )
+
+
+async def test_chunk_without_words_is_no_sentences(
+    database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
+) -> None:
+    settings = llm_settings(database_url, pdf_root, scripted_llm)
+    await put_chunk(settings, {"id": "dashes", "text": "— — … —", "page_start": 1, "page_end": 1})
+    data = await post(settings, batch("dashes"))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("no_match", "no_sentences")
+    # Nothing to ask about: the LLM is not called for a batch without sentences.
+    assert scripted_llm.requests == []
