@@ -6,25 +6,36 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from app.alignment.geometry import LineRect, line_rects, source_text
 from app.alignment.grams import gram_table
 from app.alignment.index import DocumentIndex
-from app.alignment.matcher import JUMP, Match, exact_all, fuzzy
+from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
 from app.alignment.text import information, split_elision
 
 __all__ = ["MIN_SCORE", "LineRect", "LocateResult", "locate"]
 
-# Calibrated with bench/locate_eval.py: lightly edited quotes score >= ~85, quotes from other
-# documents that happen to share a few words with this one score <= ~70.
+# Calibrated with bench/locate_eval.py (negatives: quotes taken from the other documents).
+# Unrelated quotes that share a few words with a document reach a similarity of ~57 at most;
+# one changed word in a short sentence can pull a true match down to ~65. Below MIN_SCORE a
+# match is therefore only accepted when it also contains an unbroken run of LONG_RUN_INFO
+# letters (about four words), which unrelated text does not produce.
 MIN_SCORE = 80.0
+MIN_SCORE_LONG_RUN = 65.0
+LONG_RUN_INFO = 20.0
+# A second, different place scoring within this margin makes the quote ambiguous: no guess.
+AMBIGUITY_MARGIN = 3.0
+NUMBER_PENALTY = 10.0
 # Quotes shorter than this (Latin-letter equivalents) must match exactly: a fuzzy match of a
 # few words is as likely to be a coincidence as the passage.
 MIN_FUZZY_INFO = 16.0
 # An elided quote's parts must lie within this many skeleton characters of each other.
 MAX_ELISION_SPAN = 3 * JUMP
+
+_DIGITS = re.compile(r"\d+")
 
 Status = Literal["found", "no_match", "no_text_layer"]
 
@@ -52,56 +63,100 @@ def _page_bounds(index: DocumentIndex, pages: tuple[int, int] | None) -> tuple[i
     return max(1, min(first, index.page_count)), max(1, min(last, index.page_count))
 
 
-def _find(index: DocumentIndex, quote: str, lo: int, hi: int) -> Match | None:
-    text = index.norm.text
-    hits = exact_all(text, quote, lo, hi, limit=1)
+Scored = tuple[Match, float]
+
+
+def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Match]:
+    hits = exact_all(index.norm.text, quote, lo, hi, limit=3)
     if hits:
-        return _exact(hits[0], quote)
+        return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
-        return None
-    return fuzzy(text, gram_table(index), quote, lo, hi)
+        return []
+    return fuzzy(index.norm.text, gram_table(index), quote, lo, hi)
 
 
-def _find_elided(
-    index: DocumentIndex, parts: list[str], lo: int, hi: int
-) -> tuple[Match, float] | None:
+def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:
+    """Near-identical sentences that differ only in their figures are common (quarterly tables,
+    "Page 3 of 15"); a quoted number missing from the match counts far more than its length."""
+    numbers = _DIGITS.findall(quote)
+    if not numbers:
+        return 0.0
+    text = "".join(index.norm.text[start:end] for start, end in match.segments)
+    missing = sum(1 for number in numbers if number not in text)
+    return min(NUMBER_PENALTY * missing, 3 * NUMBER_PENALTY)
+
+
+def _scored_single(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Scored]:
+    scored = [
+        (match, match.score - _number_penalty(index, quote, match))
+        for match in _candidates(index, quote, lo, hi)
+    ]
+    return sorted(scored, key=lambda item: (-item[1], item[0].start))
+
+
+def _scored_elided(index: DocumentIndex, parts: list[str], lo: int, hi: int) -> list[Scored]:
     """First part ... last part: the whole passage from the start of one to the end of the other.
 
-    Every exact placement of the first part is tried, so a short, common opening still pairs
-    with the closing part that follows it most closely.
+    Every placement of the first part is paired with the best placement of the last part after
+    it, so a common opening (a running header, a formula) pairs with its own closing part.
     """
     head, tail = parts[0], parts[-1]
-    text = index.norm.text
-    starts = [_exact(p, head) for p in exact_all(text, head, lo, hi)]
-    if not starts:
-        found = _find(index, head, lo, hi)
-        starts = [found] if found is not None else []
-    best: tuple[Match, float] | None = None
-    for first in starts:
-        last = _find(index, tail, first.end, min(hi, first.end + MAX_ELISION_SPAN))
-        if last is None:
-            continue
-        score = (first.score * len(head) + last.score * len(tail)) / (len(head) + len(tail))
-        if best is None or score > best[1]:
+    quote = head + tail
+    pairs: list[tuple[Match, float, int]] = []
+    for first in _candidates(index, head, lo, hi)[:16]:
+        window_end = min(hi, first.end + MAX_ELISION_SPAN)
+        for last in _candidates(index, tail, first.end, window_end)[:1]:
+            longest = max(first.longest, last.longest)
             matched = first.matched + last.matched
-            best = (Match(((first.start, last.end),), matched, len(head) + len(tail)), score)
-    return best
+            span = Match(((first.start, last.end),), matched, len(quote), longest)
+            score = (first.score * len(head) + last.score * len(tail)) / len(quote)
+            score -= _number_penalty(index, quote, span)
+            pairs.append((span, score, last.start - first.end))
+    pairs.sort(key=lambda pair: (-pair[1], pair[2]))
+    return [(span, score) for span, score, _ in pairs]
 
 
-def _exact(pos: int, quote: str) -> Match:
-    return Match(((pos, pos + len(quote)),), len(quote), len(quote))
+def _same_place(index: DocumentIndex, a: Match, b: Match) -> bool:
+    """Overlapping matches, or text the PDF draws twice on the same spot (fake bold)."""
+    if any(s1 < e2 and s2 < e1 for s1, e1 in a.segments for s2, e2 in b.segments):
+        return True
+    rects_a = _rects(index, a)[:1]
+    rects_b = _rects(index, b)[:1]
+    return bool(rects_a and rects_b) and _intersect(rects_a[0], rects_b[0])
+
+
+def _intersect(a: LineRect, b: LineRect) -> bool:
+    return a.page == b.page and a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _decide(index: DocumentIndex, quote: str, scored: list[Scored]) -> Scored | None:
+    """The best candidate if it is convincing and clearly better than any other place."""
+    if not scored:
+        return None
+    match, score = scored[0]
+    run_info = match.longest * information(quote) / max(1, len(quote))
+    threshold = MIN_SCORE_LONG_RUN if run_info >= LONG_RUN_INFO else MIN_SCORE
+    if score < threshold:
+        return None
+    for other, other_score in scored[1:]:
+        if other_score >= score - AMBIGUITY_MARGIN and not _same_place(index, match, other):
+            return None
+    return match, score
+
+
+def _rects(index: DocumentIndex, match: Match) -> list[LineRect]:
+    rects: list[LineRect] = []
+    for start, end in match.segments:
+        rects.extend(line_rects(index, *index.norm.source_span(start, end)))
+    return rects
 
 
 def _result(index: DocumentIndex, match: Match, score: float) -> LocateResult:
-    rects: list[LineRect] = []
-    texts: list[str] = []
-    for start, end in match.segments:
-        src_start, src_end = index.norm.source_span(start, end)
-        rects.extend(line_rects(index, src_start, src_end))
-        texts.append(source_text(index, src_start, src_end))
+    rects = _rects(index, match)
     if not rects:
         return _NO_MATCH
-    return LocateResult("found", round(score, 1), " ".join(texts), tuple(rects))
+    texts = [source_text(index, *index.norm.source_span(s, e)) for s, e in match.segments]
+    return LocateResult("found", round(min(score, 100.0), 1), " ".join(texts), tuple(rects))
 
 
 def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
@@ -115,10 +170,10 @@ def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = Non
     if not parts:
         return _NO_MATCH
     if len(parts) == 1:
-        match = _find(index, parts[0], lo, hi)
-        found = (match, match.score) if match is not None else None
+        scored = _scored_single(index, parts[0], lo, hi)
     else:
-        found = _find_elided(index, parts, lo, hi)
-    if found is None or found[1] < MIN_SCORE:
+        scored = _scored_elided(index, parts, lo, hi)
+    found = _decide(index, "".join(parts), scored)
+    if found is None:
         return _NO_MATCH
     return _result(index, *found)

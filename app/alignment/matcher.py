@@ -24,6 +24,10 @@ JUMP = 4000
 # Pieces of a quote smaller than this (Latin-letter equivalents) are not searched on their own.
 MIN_PIECE_INFO = 14.0
 MAX_CANDIDATES = 4
+# A located piece of a quote must itself be this convincing to be added to a match.
+PIECE_SCORE = 80.0
+# Each extra piece makes a match less certain than one continuous passage of equal similarity.
+PIECE_PENALTY = 2.0
 MAX_DEPTH = 3
 
 
@@ -32,6 +36,7 @@ class Match:
     segments: tuple[tuple[int, int], ...]  # skeleton half-open ranges, in document order
     matched: int  # quote characters aligned to identical document characters
     quote_len: int
+    longest: int  # longest run of quote characters matched without a break
 
     @property
     def covered(self) -> int:
@@ -48,7 +53,8 @@ class Match:
     @property
     def score(self) -> float:
         total = self.quote_len + self.covered
-        return 100.0 * 2 * self.matched / total if total else 0.0
+        similarity = 100.0 * 2 * self.matched / total if total else 0.0
+        return similarity - PIECE_PENALTY * (len(self.segments) - 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,11 @@ class _Chain:
     d_start: int
     d_end: int
     matched: int
+    longest: int
+
+
+def exact_match(pos: int, quote: str) -> Match:
+    return Match(((pos, pos + len(quote)),), len(quote), len(quote), len(quote))
 
 
 def exact_all(text: str, quote: str, lo: int, hi: int, limit: int = 64) -> list[int]:
@@ -87,41 +98,82 @@ def _compatible(gap_quote: int, gap_doc: int) -> bool:
     return abs(gap_doc - gap_quote) <= EDIT_GAP
 
 
-def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
+Block = tuple[int, int, int]  # quote start, window start, size
+
+
+def _grow(quote: str, window: str, block: Block) -> Block:
+    """Extend an exact block as far as the characters agree on both sides."""
+    a, b, size = block
+    while a > 0 and b > 0 and quote[a - 1] == window[b - 1]:
+        a, b, size = a - 1, b - 1, size + 1
+    while a + size < len(quote) and b + size < len(window) and quote[a + size] == window[b + size]:
+        size += 1
+    return a, b, size
+
+
+def _blocks(quote: str, window: str) -> list[Block]:
+    """Exact matching blocks, largest first, then kept only if consistent with larger ones.
+
+    An LCS alignment is optimal in length but not in shape: it happily matches a quote's "the"
+    letter by letter across a dropped word. Growing each block and letting the largest win
+    gives the alignment a reader would draw.
+    """
     min_block = 2 if information(quote) > 1.5 * len(quote) else 3
-    blocks = [b for b in Indel.opcodes(quote, window).as_matching_blocks() if b.size >= min_block]
+    raw = Indel.opcodes(quote, window).as_matching_blocks()
+    grown = sorted(
+        (_grow(quote, window, (m.a, m.b, m.size)) for m in raw if m.size >= min_block),
+        key=lambda block: -block[2],
+    )
+    kept: list[Block] = []
+    for a, b, size in grown:
+        if all(
+            (a + size <= ka and b + size <= kb) or (ka + ks <= a and kb + ks <= b)
+            for ka, kb, ks in kept
+        ):
+            kept.append((a, b, size))
+    return sorted(kept)
+
+
+def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
+    blocks = _blocks(quote, window)
     best: _Chain | None = None
     first = 0
     for i in range(1, len(blocks) + 1):
         if i < len(blocks):
-            prev, cur = blocks[i - 1], blocks[i]
-            if _compatible(cur.a - prev.a - prev.size, cur.b - prev.b - prev.size):
+            (pa, pb, ps), (ca, cb, _) = blocks[i - 1], blocks[i]
+            if _compatible(ca - pa - ps, cb - pb - ps):
                 continue
         run = blocks[first:i]
-        matched = sum(b.size for b in run)
+        matched = sum(size for _, _, size in run)
         if best is None or matched > best.matched:
-            last = run[-1]
-            best = _Chain(
-                run[0].a,
-                last.a + last.size,
-                offset + run[0].b,
-                offset + last.b + last.size,
-                matched,
-            )
+            (a0, b0, _), (a1, b1, s1) = run[0], run[-1]
+            longest = max(size for _, _, size in run)
+            best = _Chain(a0, a1 + s1, offset + b0, offset + b1 + s1, matched, longest)
         first = i
     return best
 
 
-def _extend_edges(chain: _Chain, quote_len: int, lo: int, hi: int) -> _Chain:
-    """A changed first/last word leaves a short unmatched quote edge: cover the same width."""
-    head = chain.q_start if chain.q_start <= EDIT_GAP else 0
-    tail = quote_len - chain.q_end if quote_len - chain.q_end <= EDIT_GAP else 0
+def _edge(quote_part: str, doc_part: str) -> int:
+    """Width to extend over an unmatched quote edge: only where the document's neighbouring
+    characters resemble it (a changed word), not for words the PDF puts elsewhere."""
+    if not quote_part or len(quote_part) > EDIT_GAP:
+        return 0
+    similar = Indel.normalized_similarity(quote_part, doc_part) >= 0.5
+    return len(quote_part) if similar else 0
+
+
+def _extend_edges(text: str, quote: str, chain: _Chain, lo: int, hi: int) -> _Chain:
+    head_q = quote[: chain.q_start]
+    head = _edge(head_q, text[max(lo, chain.d_start - len(head_q)) : chain.d_start])
+    tail_q = quote[chain.q_end :]
+    tail = _edge(tail_q, text[chain.d_end : min(hi, chain.d_end + len(tail_q))])
     return _Chain(
         chain.q_start - head,
         chain.q_end + tail,
         max(lo, chain.d_start - head),
         min(hi, chain.d_end + tail),
         chain.matched,
+        chain.longest,
     )
 
 
@@ -132,36 +184,65 @@ def _locate_piece(
         return None
     hits = exact_all(text, piece, lo, hi, limit=2)
     if len(hits) == 1:
-        return Match(((hits[0], hits[0] + len(piece)),), len(piece), len(piece))
+        return exact_match(hits[0], piece)
     if hits:
         return None  # ambiguous nearby: guessing would risk the wrong words
-    return fuzzy(text, table, piece, lo, hi, depth + 1)
+    candidates = fuzzy(text, table, piece, lo, hi, depth + 1)
+    return candidates[0] if candidates else None
+
+
+def _piece_near(
+    text: str, table: GramTable, piece: str, areas: list[tuple[int, int]], depth: int
+) -> Match | None:
+    """First convincing placement of ``piece`` in ``areas``, tried in order of preference."""
+    for lo, hi in areas:
+        if lo < hi:
+            found = _locate_piece(text, table, piece, lo, hi, depth)
+            if found is not None and found.score >= PIECE_SCORE:
+                return found
+    return None
 
 
 def _complete(
     text: str, table: GramTable, quote: str, chain: _Chain, bounds: tuple[int, int], depth: int
 ) -> Match:
-    """Locate what the chain left out of the quote (before and after it) near the chain."""
+    """Locate what the chain left out of the quote near the chain: the part before it
+    preferably before it in the PDF's order, the part after it preferably after it."""
     lo, hi = bounds
     segments = [(chain.d_start, chain.d_end)]
     matched = chain.matched
+    longest = chain.longest
     if depth < MAX_DEPTH:
-        near = (max(lo, chain.d_start - JUMP), min(hi, chain.d_end + JUMP))
-        for piece in (quote[: chain.q_start], quote[chain.q_end :]):
-            found = _locate_piece(text, table, piece, near[0], near[1], depth)
-            if found is None or found.score < 80.0:
-                continue
-            if any(s < e2 and s2 < e for s, e in found.segments for s2, e2 in segments):
+        before = (max(lo, chain.d_start - JUMP), chain.d_start)
+        after = (chain.d_end, min(hi, chain.d_end + JUMP))
+        pieces = (
+            (quote[: chain.q_start], [before, after]),
+            (quote[chain.q_end :], [after, before]),
+        )
+        for piece, areas in pieces:
+            found = _piece_near(text, table, piece, areas, depth)
+            if found is None or _segments_overlap(found.segments, segments):
                 continue
             segments.extend(found.segments)
             matched += found.matched
-    return Match(tuple(sorted(segments)), matched, len(quote))
+            longest = max(longest, found.longest)
+    return Match(tuple(sorted(segments)), matched, len(quote), longest)
 
 
-def fuzzy(
-    text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int = 0
-) -> Match | None:
-    best: Match | None = None
+def _segments_overlap(
+    a: tuple[tuple[int, int], ...] | list[tuple[int, int]],
+    b: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+) -> bool:
+    return any(s1 < e2 and s2 < e1 for s1, e1 in a for s2, e2 in b)
+
+
+def _overlaps(a: Match, b: Match) -> bool:
+    return _segments_overlap(a.segments, b.segments)
+
+
+def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int = 0) -> list[Match]:
+    """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping."""
+    found: list[Match] = []
     slack = EDIT_GAP + len(quote) // 5
     for support, min_diag, max_diag in _clusters(seeds(table, quote, lo, hi))[:MAX_CANDIDATES]:
         if support < 2:
@@ -171,8 +252,11 @@ def fuzzy(
         chain = _best_chain(quote, text[w_lo:w_hi], w_lo)
         if chain is None:
             continue
-        chain = _extend_edges(chain, len(quote), lo, hi)
-        match = _complete(text, table, quote, chain, (lo, hi), depth)
-        if best is None or match.score > best.score:
-            best = match
-    return best
+        chain = _extend_edges(text, quote, chain, lo, hi)
+        found.append(_complete(text, table, quote, chain, (lo, hi), depth))
+    found.sort(key=lambda match: (-match.score, match.start))
+    distinct: list[Match] = []
+    for match in found:
+        if not any(_overlaps(match, kept) for kept in distinct):
+            distinct.append(match)
+    return distinct

@@ -72,10 +72,14 @@ def test_elided_quote_spans_first_to_last_part(sample_index: DocumentIndex) -> N
 
 
 def test_page_range_restricts_search(sample_index: DocumentIndex) -> None:
-    assert locate(sample_index, REPEATED).page == 2
+    assert locate(sample_index, REPEATED, pages=(1, 2)).page == 2
     assert locate(sample_index, REPEATED, pages=(3, 4)).page == 4
     assert locate(sample_index, REPEATED, pages=(4, 99)).page == 4  # clamped
     assert locate(sample_index, PAGE_BREAK_AFTER, pages=(4, 4)).status == "no_match"
+
+
+def test_quote_found_in_two_places_is_ambiguous(sample_index: DocumentIndex) -> None:
+    assert locate(sample_index, REPEATED).status == "no_match"
 
 
 def test_page_without_text(sample_index: DocumentIndex) -> None:
