@@ -177,6 +177,28 @@ async def test_response_format_wins_over_structured_outputs(
     assert completion.choices[0].message.content == '"from-response-format"'
 
 
+@pytest.mark.parametrize(
+    "chunk_id",
+    ['a"b', "back\\slash", "é/数据", "tab\there", "line\nbreak", "doc-7/chunk-001#p3"],
+    ids=["quote", "backslash", "unicode", "tab", "newline", "path-like"],
+)
+async def test_const_chunk_id_survives_json_escaping(
+    chunk_id: str, client: AsyncOpenAI, vllm_server: VllmServer
+) -> None:
+    # Chunk ids go into the schema as `const`; xgrammar must emit them properly escaped.
+    schema = batch_schema({chunk_id: 3})
+    completion = await client.chat.completions.create(
+        model=vllm_server.model,
+        messages=MESSAGES,
+        extra_body={"structured_outputs": {"json": schema}},
+        max_tokens=MAX_TOKENS,
+        temperature=0,
+    )
+    content = completion.choices[0].message.content
+    assert content is not None
+    assert json.loads(content)["chunks"][0]["chunk_id"] == chunk_id
+
+
 async def test_large_batch_schema_compiles(
     client: AsyncOpenAI, vllm_server: VllmServer, schema_validator: Any
 ) -> None:
@@ -342,8 +364,8 @@ REJECTED_SCHEMAS = {
         {"type": "array", "items": {"enum": [0, 1]}, "contains": {"const": 1}},
         UNSUPPORTED,
     ),
-    "allOf-untyped-branch": (
-        {"allOf": [{"type": "integer"}, {"minimum": 0, "maximum": 3}]},
+    "allOf-two-branches": (
+        {"allOf": [{"type": "integer"}, {"type": "integer", "minimum": 0, "maximum": 3}]},
         UNSUPPORTED,
     ),
     "dangling-ref": (
