@@ -24,10 +24,17 @@ JUMP = 4000
 # Pieces of a quote smaller than this (Latin-letter equivalents) are not searched on their own.
 MIN_PIECE_INFO = 14.0
 MAX_CANDIDATES = 4
+# Chain-end blocks shorter than this, detached from the chain by unmatched quote characters,
+# are not trusted.
+EDGE_BLOCK = 8
+EDGE_SIMILARITY = 0.5
 # A located piece of a quote must itself be this convincing to be added to a match.
 PIECE_SCORE = 80.0
 # Each extra piece makes a match less certain than one continuous passage of equal similarity.
 PIECE_PENALTY = 2.0
+# ... and far less certain when the PDF has the pieces in the opposite order (a table, a
+# running header), which a partial quote matched in two unrelated places also looks like.
+OUT_OF_ORDER_PENALTY = 8.0
 MAX_DEPTH = 3
 
 
@@ -37,6 +44,7 @@ class Match:
     matched: int  # quote characters aligned to identical document characters
     quote_len: int
     longest: int  # longest run of quote characters matched without a break
+    penalty: float = 0.0  # for assembling the quote from separately located pieces
 
     @property
     def covered(self) -> int:
@@ -54,7 +62,7 @@ class Match:
     def score(self) -> float:
         total = self.quote_len + self.covered
         similarity = 100.0 * 2 * self.matched / total if total else 0.0
-        return similarity - PIECE_PENALTY * (len(self.segments) - 1)
+        return similarity - self.penalty
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +142,17 @@ def _blocks(quote: str, window: str) -> list[Block]:
     return sorted(kept)
 
 
+def _trim(run: list[Block]) -> list[Block]:
+    """Drop short blocks at either end of a chain that are cut off from it by unmatched quote
+    characters: a stray "comments" in "of those comments" must not stand in for the heading
+    "Comments Invited" the PDF prints elsewhere (the rest is then searched separately)."""
+    while len(run) > 1 and run[0][2] < EDGE_BLOCK and run[1][0] > run[0][0] + run[0][2]:
+        run = run[1:]
+    while len(run) > 1 and run[-1][2] < EDGE_BLOCK and run[-1][0] > run[-2][0] + run[-2][2]:
+        run = run[:-1]
+    return run
+
+
 def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
     blocks = _blocks(quote, window)
     best: _Chain | None = None
@@ -143,7 +162,7 @@ def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
             (pa, pb, ps), (ca, cb, _) = blocks[i - 1], blocks[i]
             if _compatible(ca - pa - ps, cb - pb - ps):
                 continue
-        run = blocks[first:i]
+        run = _trim(blocks[first:i])
         matched = sum(size for _, _, size in run)
         if best is None or matched > best.matched:
             (a0, b0, _), (a1, b1, s1) = run[0], run[-1]
@@ -153,26 +172,40 @@ def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
     return best
 
 
-def _edge(quote_part: str, doc_part: str) -> int:
-    """Width to extend over an unmatched quote edge: only where the document's neighbouring
-    characters resemble it (a changed word), not for words the PDF puts elsewhere."""
-    if not quote_part or len(quote_part) > EDIT_GAP:
-        return 0
-    similar = Indel.normalized_similarity(quote_part, doc_part) >= 0.5
-    return len(quote_part) if similar else 0
+def _head(text: str, part: str, lo: int, end: int) -> tuple[int, int]:
+    """(new start, matched chars) for an unmatched quote head ending at document ``end``."""
+    if not part or len(part) > EDIT_GAP:
+        return end, 0
+    found = text.rfind(part, max(lo, end - len(part) - EDIT_GAP), end)
+    if found >= 0:  # words dropped from the quote between its head and the rest
+        return found, len(part)
+    near = text[max(lo, end - len(part)) : end]
+    # Same width over a changed word, but only where the characters resemble the quote.
+    similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
+    return (end - len(near), 0) if similar else (end, 0)
+
+
+def _tail(text: str, part: str, start: int, hi: int) -> tuple[int, int]:
+    if not part or len(part) > EDIT_GAP:
+        return start, 0
+    found = text.find(part, start, min(hi, start + len(part) + EDIT_GAP))
+    if found >= 0:
+        return found + len(part), len(part)
+    near = text[start : min(hi, start + len(part))]
+    similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
+    return (start + len(near), 0) if similar else (start, 0)
 
 
 def _extend_edges(text: str, quote: str, chain: _Chain, lo: int, hi: int) -> _Chain:
-    head_q = quote[: chain.q_start]
-    head = _edge(head_q, text[max(lo, chain.d_start - len(head_q)) : chain.d_start])
-    tail_q = quote[chain.q_end :]
-    tail = _edge(tail_q, text[chain.d_end : min(hi, chain.d_end + len(tail_q))])
+    head_q, tail_q = quote[: chain.q_start], quote[chain.q_end :]
+    d_start, head_matched = _head(text, head_q, lo, chain.d_start)
+    d_end, tail_matched = _tail(text, tail_q, chain.d_end, hi)
     return _Chain(
-        chain.q_start - head,
-        chain.q_end + tail,
-        max(lo, chain.d_start - head),
-        min(hi, chain.d_end + tail),
-        chain.matched,
+        0 if d_start < chain.d_start else chain.q_start,
+        len(quote) if d_end > chain.d_end else chain.q_end,
+        d_start,
+        d_end,
+        chain.matched + head_matched + tail_matched,
         chain.longest,
     )
 
@@ -212,6 +245,7 @@ def _complete(
     segments = [(chain.d_start, chain.d_end)]
     matched = chain.matched
     longest = chain.longest
+    penalty = 0.0
     if depth < MAX_DEPTH:
         before = (max(lo, chain.d_start - JUMP), chain.d_start)
         after = (chain.d_end, min(hi, chain.d_end + JUMP))
@@ -219,14 +253,16 @@ def _complete(
             (quote[: chain.q_start], [before, after]),
             (quote[chain.q_end :], [after, before]),
         )
-        for piece, areas in pieces:
+        for number, (piece, areas) in enumerate(pieces):
             found = _piece_near(text, table, piece, areas, depth)
             if found is None or _segments_overlap(found.segments, segments):
                 continue
             segments.extend(found.segments)
             matched += found.matched
             longest = max(longest, found.longest)
-    return Match(tuple(sorted(segments)), matched, len(quote), longest)
+            in_order = (found.start < chain.d_start) == (number == 0)
+            penalty += found.penalty + (PIECE_PENALTY if in_order else OUT_OF_ORDER_PENALTY)
+    return Match(tuple(sorted(segments)), matched, len(quote), longest, penalty)
 
 
 def _segments_overlap(
