@@ -28,6 +28,7 @@ MAX_CANDIDATES = 4
 # are not trusted.
 EDGE_BLOCK = 8
 EDGE_SIMILARITY = 0.5
+MIN_EDGE_RUN = 4
 # A located piece of a quote must itself be this convincing to be added to a match.
 PIECE_SCORE = 80.0
 # Each extra piece makes a match less certain than one continuous passage of equal similarity.
@@ -133,13 +134,27 @@ def _blocks(quote: str, window: str) -> list[Block]:
         key=lambda block: -block[2],
     )
     kept: list[Block] = []
-    for a, b, size in grown:
-        if all(
-            (a + size <= ka and b + size <= kb) or (ka + ks <= a and kb + ks <= b)
-            for ka, kb, ks in kept
-        ):
-            kept.append((a, b, size))
+    for block in grown:
+        for other in kept:
+            block = _clip(block, other)
+        if block[2] >= min_block:
+            kept.append(block)
     return sorted(kept)
+
+
+def _clip(block: Block, other: Block) -> Block:
+    """The part of ``block`` consistent with the (larger) ``other``: entirely before or after it
+    in both strings. Growing blocks can make neighbours overlap by a letter or two."""
+    a, b, size = block
+    oa, ob, osize = other
+    if a + size <= oa and b + size <= ob or oa + osize <= a and ob + osize <= b:
+        return block
+    if a < oa and b < ob:  # before: cut the end
+        return a, b, max(0, min(size, oa - a, ob - b))
+    if a > oa and b > ob:  # after: cut the start
+        cut = max(oa + osize - a, ob + osize - b, 0)
+        return a + cut, b + cut, max(0, size - cut)
+    return a, b, 0  # crossing: inconsistent
 
 
 def _trim(run: list[Block]) -> list[Block]:
@@ -173,14 +188,16 @@ def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
 
 
 def _head(text: str, part: str, lo: int, end: int) -> tuple[int, int]:
-    """(new start, matched chars) for an unmatched quote head ending at document ``end``."""
+    """(new start, matched chars) for an unmatched quote head ending at document ``end``:
+    over words dropped from the quote, then over a changed word next to the matched rest."""
     if not part or len(part) > EDIT_GAP:
         return end, 0
-    found = text.rfind(part, max(lo, end - len(part) - EDIT_GAP), end)
-    if found >= 0:  # words dropped from the quote between its head and the rest
-        return found, len(part)
+    area = max(lo, end - len(part) - EDIT_GAP)
+    for cut in range(0, len(part) - MIN_EDGE_RUN + 1):
+        found = text.rfind(part[: len(part) - cut], area, end)
+        if found >= 0:
+            return found, len(part) - cut
     near = text[max(lo, end - len(part)) : end]
-    # Same width over a changed word, but only where the characters resemble the quote.
     similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
     return (end - len(near), 0) if similar else (end, 0)
 
@@ -188,9 +205,11 @@ def _head(text: str, part: str, lo: int, end: int) -> tuple[int, int]:
 def _tail(text: str, part: str, start: int, hi: int) -> tuple[int, int]:
     if not part or len(part) > EDIT_GAP:
         return start, 0
-    found = text.find(part, start, min(hi, start + len(part) + EDIT_GAP))
-    if found >= 0:
-        return found + len(part), len(part)
+    area = min(hi, start + len(part) + EDIT_GAP)
+    for cut in range(0, len(part) - MIN_EDGE_RUN + 1):
+        found = text.find(part[cut:], start, area)
+        if found >= 0:
+            return min(area, found + len(part) - cut), len(part) - cut
     near = text[start : min(hi, start + len(part))]
     similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
     return (start + len(near), 0) if similar else (start, 0)
