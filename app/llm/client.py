@@ -93,6 +93,7 @@ class StructuredClient:
         temperature: float = 0.0,
         memory: CapabilityMemory | None = None,
         backoff_s: float = 0.5,
+        http_client: openai.DefaultAsyncHttpxClient | None = None,
     ) -> None:
         self.model = model
         self.profile = profile
@@ -109,6 +110,7 @@ class StructuredClient:
             timeout=timeout_s,
             max_retries=0,
             default_headers=profile.headers or None,
+            http_client=http_client,
         )
 
     async def close(self) -> None:

@@ -20,14 +20,17 @@ def extract_json(text: str | None) -> Any:
     fenced = _FENCE.search(cleaned)
     if fenced:
         cleaned = fenced.group(1).strip()
+    # strict=False: xgrammar builds length-bounded strings as [^"\\\r\n]{0,N}, so a constrained
+    # reply can carry raw control characters that strict JSON refuses.
+    decoder = json.JSONDecoder(strict=False)
     try:
-        return json.loads(cleaned)
+        return decoder.decode(cleaned)
     except json.JSONDecodeError:
         pass
     start = cleaned.find("{")
     if start >= 0:
         try:
-            value, _ = json.JSONDecoder().raw_decode(cleaned[start:])
+            value, _ = decoder.raw_decode(cleaned[start:])
             return value
         except json.JSONDecodeError:
             pass
