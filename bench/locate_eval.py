@@ -521,8 +521,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("pdf_dir", nargs="?", type=Path, default=DEFAULT_PDFS)
-    parser.add_argument("--per-kind", type=int, default=15, help="quotes per kind per document")
-    parser.add_argument("--negatives", type=int, default=10, help="negative quotes per document")
+    parser.add_argument("--per-kind", type=int, default=25, help="quotes per kind per document")
+    parser.add_argument("--negatives", type=int, default=30, help="negative quotes per document")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--only", default="", help="substring filter on file names")

@@ -22,7 +22,8 @@ __all__ = ["MIN_SCORE", "LineRect", "LocateResult", "locate"]
 # Unrelated quotes that share a few words with a document reach a similarity of ~57 at most;
 # one changed word in a short sentence can pull a true match down to ~65. Below MIN_SCORE a
 # match is therefore only accepted when it also contains an unbroken run of LONG_RUN_INFO
-# letters (about four words), which unrelated text does not produce.
+# letters (about four words), which unrelated text does not produce, and no quoted number is
+# missing from it.
 MIN_SCORE = 80.0
 MIN_SCORE_LONG_RUN = 65.0
 LONG_RUN_INFO = 20.0
@@ -135,7 +136,8 @@ def _decide(index: DocumentIndex, quote: str, scored: list[Scored]) -> Scored | 
         return None
     match, score = scored[0]
     run_info = match.longest * information(quote) / max(1, len(quote))
-    threshold = MIN_SCORE_LONG_RUN if run_info >= LONG_RUN_INFO else MIN_SCORE
+    long_run = run_info >= LONG_RUN_INFO and _number_penalty(index, quote, match) == 0
+    threshold = MIN_SCORE_LONG_RUN if long_run else MIN_SCORE
     if score < threshold:
         return None
     for other, other_score in scored[1:]:
