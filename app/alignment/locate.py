@@ -22,11 +22,11 @@ __all__ = ["MIN_SCORE", "LineRect", "LocateResult", "locate"]
 # Unrelated quotes that share a few words with a document reach a similarity of ~57 at most;
 # one changed word in a short sentence can pull a true match down to ~65. Below MIN_SCORE a
 # match is therefore only accepted when it also contains an unbroken run of LONG_RUN_INFO
-# letters (about four words), which unrelated text does not produce, and no quoted number is
+# letters (about five words), which unrelated text does not produce, and no quoted number is
 # missing from it.
 MIN_SCORE = 80.0
 MIN_SCORE_LONG_RUN = 65.0
-LONG_RUN_INFO = 20.0
+LONG_RUN_INFO = 24.0
 # A second, different place scoring within this margin makes the quote ambiguous: no guess.
 AMBIGUITY_MARGIN = 3.0
 NUMBER_PENALTY = 10.0

@@ -24,6 +24,8 @@ JUMP = 4000
 # Pieces of a quote smaller than this (Latin-letter equivalents) are not searched on their own.
 MIN_PIECE_INFO = 14.0
 MAX_CANDIDATES = 4
+MAX_TIED = 12
+BETA2 = 4.0  # beta = 2
 # Chain-end blocks shorter than this, detached from the chain by unmatched quote characters,
 # are not trusted.
 EDGE_BLOCK = 8
@@ -61,9 +63,17 @@ class Match:
 
     @property
     def score(self) -> float:
-        total = self.quote_len + self.covered
-        similarity = 100.0 * 2 * self.matched / total if total else 0.0
-        return similarity - self.penalty
+        """F-beta of quote recall and highlight precision, less the piece penalty.
+
+        Recall weighs double: leaving a quoted word unaccounted for (by not covering a changed
+        word) must not beat covering it, and words the quote dropped are a lesser fault.
+        """
+        if not self.matched:
+            return 0.0
+        recall = self.matched / self.quote_len
+        precision = self.matched / self.covered
+        f_beta = (1 + BETA2) * precision * recall / (BETA2 * precision + recall)
+        return 100.0 * f_beta - self.penalty
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +301,16 @@ def _segments_overlap(
     return any(s1 < e2 and s2 < e1 for s1, e1 in a for s2, e2 in b)
 
 
+def _top(clusters: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The best supported clusters; ties with the last one are kept too (up to a cap), since
+    a document repeating a passage (comparison tables) must show up as ambiguous."""
+    top = [cluster for cluster in clusters[:MAX_TIED] if cluster[0] >= 2]
+    if len(top) <= MAX_CANDIDATES:
+        return top
+    cutoff = top[MAX_CANDIDATES - 1][0]
+    return [cluster for cluster in top if cluster[0] >= cutoff]
+
+
 def _overlaps(a: Match, b: Match) -> bool:
     return _segments_overlap(a.segments, b.segments)
 
@@ -299,9 +319,7 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
     """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping."""
     found: list[Match] = []
     slack = EDIT_GAP + len(quote) // 5
-    for support, min_diag, max_diag in _clusters(seeds(table, quote, lo, hi))[:MAX_CANDIDATES]:
-        if support < 2:
-            break
+    for _support, min_diag, max_diag in _top(_clusters(seeds(table, quote, lo, hi))):
         w_lo = max(lo, min_diag - slack)
         w_hi = min(hi, max_diag + len(quote) + slack)
         chain = _best_chain(quote, text[w_lo:w_hi], w_lo)
