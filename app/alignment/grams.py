@@ -2,17 +2,16 @@
 
 A sorted table of hashed 6-grams taken at every third skeleton position keeps the lookup at a
 few microseconds per gram even on a book, in a few MB. Any exact run of at least
-``GRAM + STRIDE - 1`` characters shared by quote and document is guaranteed a seed.
+``GRAM + STRIDE - 1`` characters shared by quote and document is guaranteed a seed. The hash
+is CRC-32 rather than ``hash()``, which is salted per interpreter: the table is pickled with
+the index and must mean the same thing in every worker process.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from array import array
 from bisect import bisect_left, bisect_right
-
-from app.alignment.index import DocumentIndex
+from zlib import crc32
 
 GRAM = 6
 STRIDE = 3
@@ -20,37 +19,33 @@ STRIDE = 3
 MAX_HITS = 40
 
 
+def _key(gram: str) -> int:
+    return crc32(gram.encode("utf-8"))
+
+
 class GramTable:
+    __slots__ = ("_keys", "_positions")
+
     def __init__(self, text: str) -> None:
-        hashed = [
-            (hash(text[pos : pos + GRAM]), pos) for pos in range(0, len(text) - GRAM + 1, STRIDE)
-        ]
-        hashed.sort()
-        self._keys: array[int] = array("q", (key for key, _ in hashed))
+        hashed = sorted(
+            (_key(text[pos : pos + GRAM]), pos) for pos in range(0, len(text) - GRAM + 1, STRIDE)
+        )
+        self._keys: array[int] = array("I", (key for key, _ in hashed))
         self._positions: array[int] = array("i", (pos for _, pos in hashed))
 
+    def __getstate__(self) -> tuple[array[int], array[int]]:
+        return self._keys, self._positions
+
+    def __setstate__(self, state: tuple[array[int], array[int]]) -> None:
+        self._keys, self._positions = state
+
     def positions(self, gram: str) -> list[int]:
-        key = hash(gram)
+        key = _key(gram)
         lo = bisect_left(self._keys, key)
         hi = bisect_right(self._keys, key, lo, min(lo + MAX_HITS + 1, len(self._keys)))
         if hi - lo > MAX_HITS:
             return []
         return list(self._positions[lo:hi])
-
-
-# Built lazily per process and never pickled: str hashes are salted per interpreter.
-_TABLES: weakref.WeakKeyDictionary[DocumentIndex, GramTable] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def gram_table(index: DocumentIndex) -> GramTable:
-    with _LOCK:
-        table = _TABLES.get(index)
-    if table is None:
-        table = GramTable(index.norm.text)
-        with _LOCK:
-            table = _TABLES.setdefault(index, table)
-    return table
 
 
 def seeds(table: GramTable, quote: str, lo: int, hi: int) -> list[tuple[int, int]]:

@@ -20,10 +20,11 @@ from typing import Any
 
 import pymupdf
 
+from app.alignment.grams import GramTable
 from app.alignment.text import Normalized, normalize
 
 # Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -37,15 +38,15 @@ _TEXT_FLAGS = (
 NO_LINE = -1
 
 
-# eq=False: identity hashing lets per-process helpers (the gram table) key on an index.
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class DocumentIndex:
     """Immutable, picklable text index of one PDF.
 
     ``chars`` holds every extracted character, with a synthetic "\\n" after each line;
     ``boxes`` has four floats per character (x0, y0, x1, y1, page points, crop-box origin);
     ``lines`` gives each character's line number (``NO_LINE`` for the synthetic breaks).
-    ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts.
+    ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts;
+    ``grams`` finds seeds for fuzzy matching in ``norm.text``.
     """
 
     page_count: int
@@ -56,6 +57,7 @@ class DocumentIndex:
     char_page_start: array[int]
     norm: Normalized
     norm_page_start: array[int]
+    grams: GramTable
 
     def page_size(self, page: int) -> tuple[float, float]:
         return self.sizes[page - 1]
@@ -123,6 +125,7 @@ def build_index(pdf_path: Path) -> DocumentIndex:
         char_page_start=char_page_start,
         norm=norm,
         norm_page_start=norm_page_start,
+        grams=GramTable(norm.text),
     )
 
 

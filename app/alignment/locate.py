@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.alignment.geometry import LineRect, line_rects, source_text
-from app.alignment.grams import gram_table
 from app.alignment.index import DocumentIndex
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
 from app.alignment.text import information, split_elision
@@ -73,7 +72,7 @@ def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Matc
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
         return []
-    return fuzzy(index.norm.text, gram_table(index), quote, lo, hi)
+    return fuzzy(index.norm.text, index.grams, quote, lo, hi)
 
 
 def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:
