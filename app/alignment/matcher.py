@@ -38,7 +38,7 @@ PIECE_PENALTY = 2.0
 # ... and far less certain when the PDF has the pieces in the opposite order (a table, a
 # running header), which a partial quote matched in two unrelated places also looks like.
 OUT_OF_ORDER_PENALTY = 8.0
-MAX_DEPTH = 3
+MAX_DEPTH = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +319,9 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
     """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping."""
     found: list[Match] = []
     slack = EDIT_GAP + len(quote) // 5
-    for _support, min_diag, max_diag in _top(_clusters(seeds(table, quote, lo, hi))):
+    clusters = _clusters(seeds(table, quote, lo, hi))
+    # Pieces of a quote (depth > 0) only need their best placement near the main match.
+    for _support, min_diag, max_diag in _top(clusters) if depth == 0 else clusters[:2]:
         w_lo = max(lo, min_diag - slack)
         w_hi = min(hi, max_diag + len(quote) + slack)
         chain = _best_chain(quote, text[w_lo:w_hi], w_lo)
