@@ -34,6 +34,7 @@ NUMBER_PENALTY = 10.0
 MIN_FUZZY_INFO = 16.0
 # An elided quote's parts must lie within this many skeleton characters of each other.
 MAX_ELISION_SPAN = 3 * JUMP
+MAX_ELISION_HEADS = 32
 
 _DIGITS = re.compile(r"\d+")
 
@@ -66,8 +67,8 @@ def _page_bounds(index: DocumentIndex, pages: tuple[int, int] | None) -> tuple[i
 Scored = tuple[Match, float]
 
 
-def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Match]:
-    hits = exact_all(index.norm.text, quote, lo, hi, limit=3)
+def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int, limit: int = 3) -> list[Match]:
+    hits = exact_all(index.norm.text, quote, lo, hi, limit=limit)
     if hits:
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
@@ -103,7 +104,7 @@ def _scored_elided(index: DocumentIndex, parts: list[str], lo: int, hi: int) -> 
     head, tail = parts[0], parts[-1]
     quote = head + tail
     pairs: list[tuple[Match, float, int]] = []
-    for first in _candidates(index, head, lo, hi)[:16]:
+    for first in _candidates(index, head, lo, hi, limit=MAX_ELISION_HEADS):
         window_end = min(hi, first.end + MAX_ELISION_SPAN)
         for last in _candidates(index, tail, first.end, window_end)[:1]:
             longest = max(first.longest, last.longest)
