@@ -35,7 +35,14 @@ def _starts_new_piece(index: DocumentIndex, previous: int, current: int) -> bool
     if index.lines[previous] != index.lines[current]:
         return True
     boxes = index.boxes
-    height = max(boxes[4 * current + 3] - boxes[4 * current + 1], 1.0)
+    p_y0, p_y1 = boxes[4 * previous + 1], boxes[4 * previous + 3]
+    c_y0, c_y1 = boxes[4 * current + 1], boxes[4 * current + 3]
+    height = max(c_y1 - c_y0, 1.0)
+    # MuPDF sometimes joins table cells of different rows into one "line": split where the
+    # characters stop sharing a baseline band, or one rectangle would span both rows.
+    overlap = min(p_y1, c_y1) - max(p_y0, c_y0)
+    if overlap < 0.5 * min(height, max(p_y1 - p_y0, 1.0)):
+        return True
     gap = boxes[4 * current] - boxes[4 * previous + 2]
     return gap > _GAP_IN_HEIGHTS * height
 
