@@ -384,8 +384,18 @@ def negatives(
             quotes.append(Quote(doc, "negative", q.text, perturbation=f"from {q.doc}"))
 
 
+def page_hint(quote: Quote, page_count: int) -> tuple[int, int]:
+    """The service passes the cited chunk's pages: here the true pages widened by one each
+    side (negatives get a window derived from their text, so the run stays deterministic)."""
+    if quote.words:
+        pages = [w.page for w in quote.words]
+        return max(1, min(pages) - 1), min(page_count, max(pages) + 1)
+    first = 1 + sum(map(ord, quote.text)) % page_count
+    return first, min(page_count, first + 2)
+
+
 def run_doc(
-    pdf: Path, quotes: list[Quote], words: list[Word], with_baseline: bool
+    pdf: Path, quotes: list[Quote], words: list[Word], with_baseline: bool, hint: bool = False
 ) -> tuple[list[Outcome], float]:
     started = time.perf_counter()
     index = build_index(pdf)
@@ -398,7 +408,8 @@ def run_doc(
         pages = [(page, page.get_textpage()) for page in doc] if with_baseline else []
         for quote in quotes:
             t0 = time.perf_counter()
-            result = locate(index, quote.text)
+            pages_range = page_hint(quote, index.page_count) if hint else None
+            result = locate(index, quote.text, pages_range)
             ms = (time.perf_counter() - t0) * 1000
             base = judge(quote, baseline(pages, quote.text), by_page) if with_baseline else "n/a"
             verdict = judge(quote, _rects(result), by_page)
@@ -526,6 +537,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--only", default="", help="substring filter on file names")
+    parser.add_argument(
+        "--page-hint", action="store_true", help="pass the true pages +-1 (as the service does)"
+    )
     args = parser.parse_args()
 
     pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
@@ -550,7 +564,11 @@ def main() -> None:
             continue
         started = time.perf_counter()
         doc_outcomes, build[pdf.name] = run_doc(
-            pdf, quotes_by_doc[pdf.name], words_by_doc[pdf.name], not args.no_baseline
+            pdf,
+            quotes_by_doc[pdf.name],
+            words_by_doc[pdf.name],
+            not args.no_baseline,
+            args.page_hint,
         )
         outcomes.extend(doc_outcomes)
         print(
