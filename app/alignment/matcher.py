@@ -25,6 +25,7 @@ JUMP = 4000
 MIN_PIECE_INFO = 14.0
 MAX_CANDIDATES = 4
 MAX_TIED = 12
+CHAIN_MIN_SHARE = 0.25
 BETA2 = 4.0  # beta = 2
 # Chain-end blocks shorter than this, detached from the chain by unmatched quote characters,
 # are not trusted.
@@ -328,6 +329,13 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
         if chain is None:
             continue
         chain = _extend_edges(text, quote, chain, lo, hi)
+        if chain.matched < CHAIN_MIN_SHARE * len(quote):
+            # A few shared words: not worth searching the rest (it is almost always a
+            # different passage, and this is where unrelated quotes would spend their time).
+            found.append(
+                Match(((chain.d_start, chain.d_end),), chain.matched, len(quote), chain.longest)
+            )
+            continue
         found.append(_complete(text, table, quote, chain, (lo, hi), depth))
     found.sort(key=lambda match: (-match.score, match.start))
     distinct: list[Match] = []

@@ -67,21 +67,22 @@ def split_elision(quote: str) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
+_CJK_RANGES = (
+    "\u3040-\u30ff"  # kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
+    "\uac00-\ud7af"  # hangul
+    "\U00020000-\U0002fa1f"
+)
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+
+
 def is_cjk(char: str) -> bool:
     """Scripts written without spaces between words (used to judge how much a quote says)."""
-    code = ord(char)
-    return (
-        0x3040 <= code <= 0x30FF  # kana
-        or 0x3400 <= code <= 0x4DBF
-        or 0x4E00 <= code <= 0x9FFF
-        or 0xAC00 <= code <= 0xD7AF  # hangul
-        or 0xF900 <= code <= 0xFAFF
-        or 0x20000 <= code <= 0x2FA1F
-    )
+    return _CJK.match(char) is not None
 
 
 def information(skeleton: str) -> float:
     """Rough "Latin-letter equivalents" in a skeleton: one CJK character says about as much as
     three letters, so length thresholds must weigh them up."""
-    cjk = sum(1 for char in skeleton if is_cjk(char))
+    cjk = len(_CJK.findall(skeleton))
     return (len(skeleton) - cjk) + 3.0 * cjk
