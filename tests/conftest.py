@@ -60,46 +60,27 @@ def _run_sync(coro: Coroutine[Any, Any, None]) -> None:
         pool.submit(asyncio.run, coro).result()
 
 
-async def _pg_admin() -> asyncpg.Connection:
-    return await asyncpg.connect(PG_DSN, timeout=3)
+async def _pg_execute(dsn: str, sql: str) -> None:
+    conn = await asyncpg.connect(dsn, timeout=3)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A fresh database on the local PostgreSQL server, migrated once for the session."""
-
-    async def create(name: str) -> None:
-        conn = await _pg_admin()
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await conn.close()
-
-    async def drop(name: str) -> None:
-        conn = await _pg_admin()
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await conn.close()
-
     name = f"highlight_test_{uuid.uuid4().hex[:10]}"
     try:
-        _run_sync(create(name))
+        _run_sync(_pg_execute(PG_DSN, f'CREATE DATABASE "{name}"'))
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         pytest.skip(f"no PostgreSQL server reachable at {PG_DSN}: {exc}")
     base = PG_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
     url = f"{base}/{name}"
     upgrade(url)
     yield url
-    _run_sync(drop(name))
-
-
-async def _truncate_pg(url: str) -> None:
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await conn.execute("TRUNCATE chunk, document")
-    finally:
-        await conn.close()
+    _run_sync(_pg_execute(PG_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -111,7 +92,7 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         yield f"sqlite+aiosqlite:///{path}"
         return
     url = request.getfixturevalue("postgres_url")
-    await _truncate_pg(url)
+    await _pg_execute(url.replace("+asyncpg", ""), "TRUNCATE chunk, document")
     yield url
 
 
