@@ -4,7 +4,8 @@
      ├── BadRequest (422)        input that passed schema validation but is still unusable
      ├── NotFound (404)
      ├── Conflict (409)
-     └── UpstreamError (502)     an external system failed; see app.llm.errors for the LLM family
+     ├── UpstreamError (502)     an external system failed; see app.llm.errors for the LLM family
+     └── DatabaseUnavailable (503)  the service's own database cannot be reached
 
 Services raise these; ``install_error_handlers`` renders them as
 ``{"error": {"code": ..., "message": ...}}``. Nothing else in the app knows about HTTP status codes.
@@ -57,6 +58,11 @@ class UpstreamError(AppError):
     code = "upstream_error"
 
 
+class DatabaseUnavailable(AppError):
+    status_code = 503
+    code = "database_unavailable"
+
+
 def _body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if details:
@@ -71,6 +77,15 @@ def install_error_handlers(app: FastAPI) -> None:
             log.error("request failed: %s", exc.message, exc_info=exc)
         return JSONResponse(
             status_code=exc.status_code, content=_body(exc.code, exc.message, exc.details)
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # A bug, not an input or upstream problem: logged with its trace, answered in the same
+        # shape as every other error so clients need one parser.
+        log.error("unhandled error", exc_info=exc)
+        return JSONResponse(
+            status_code=500, content=_body("internal_error", "internal error; see the server log")
         )
 
     @app.exception_handler(RequestValidationError)

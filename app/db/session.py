@@ -3,6 +3,7 @@ commit, and the dependency commits once at the end (or rolls back on any error).
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -10,12 +11,15 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+
+from app.core.errors import DatabaseUnavailable
 
 
 def create_engine(database_url: str) -> AsyncEngine:
@@ -43,5 +47,11 @@ def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSessi
 
 @asynccontextmanager
 async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    async with factory() as session, session.begin():
-        yield session
+    """One transaction: committed when the block ends, rolled back on any error. A database that
+    cannot be reached becomes DatabaseUnavailable (503), not an anonymous 500."""
+    try:
+        async with factory() as session, session.begin():
+            yield session
+    # asyncpg lets socket errors through unwrapped; FileNotFoundError and friends are not these.
+    except (OperationalError, InterfaceError, ConnectionError, socket.gaierror) as exc:
+        raise DatabaseUnavailable(f"the database is unavailable: {type(exc).__name__}") from exc

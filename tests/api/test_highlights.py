@@ -264,3 +264,14 @@ async def test_chunk_without_words_is_no_sentences(
     assert (result["status"], result["reason"]) == ("no_match", "no_sentences")
     # Nothing to ask about: the LLM is not called for a batch without sentences.
     assert scripted_llm.requests == []
+
+
+async def test_unreachable_database_is_a_clear_503(pdf_root: Path) -> None:
+    settings = make_settings("postgresql+asyncpg://nobody@127.0.0.1:9/none", pdf_root)
+    async with app_client(settings) as client:
+        response = await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN))
+        health = await client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "database_unavailable"
+    assert health.status_code == 503
+    assert health.json()["database"] == "unreachable"
