@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -24,7 +25,9 @@ class PromptChunk:
 def _readable(text: str) -> str:
     # PDF text carries ligature glyphs (U+FB01 "fi") and odd spaces; NFKC gives the model plain
     # words. Only the prompt changes: offsets still refer to the stored chunk text.
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    text = " ".join(unicodedata.normalize("NFKC", text).split())
+    # Chunk text is untrusted: it must not close the passage it sits in.
+    return re.sub(r"</?\s*passage", lambda m: m.group().replace("<", "‹"), text, flags=re.I)
 
 
 def system_prompt(max_per_chunk: int) -> str:

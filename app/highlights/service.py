@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -190,6 +191,7 @@ class HighlightService:
     async def highlight_batch(
         self, request: HighlightBatchRequest, link_prefix: str = ""
     ) -> HighlightBatchResponse:
+        started = time.perf_counter()
         self._check_limits(request)
         chunks = await self._load([c.chunk_id for c in request.citations])
         cap = self.limits.max_sentences_per_chunk
@@ -215,6 +217,15 @@ class HighlightService:
             for c in request.citations
         ]
         highlighted = sum(r.status == CitationStatus.highlighted for r in results)
+        log.info(
+            "batch: %d citations, %d highlighted, method %s, tier %s, reasons %s, %.0f ms",
+            len(results),
+            highlighted,
+            chosen.method,
+            chosen.tier,
+            sorted({r.reason.value for r in results if r.reason}),
+            (time.perf_counter() - started) * 1000,
+        )
         status = (
             "complete" if highlighted == len(results) else "partial" if highlighted else "fallback"
         )
