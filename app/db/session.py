@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app.core.errors import DatabaseUnavailable
+from app.core.errors import Conflict, DatabaseUnavailable
 
 
 def create_engine(database_url: str) -> AsyncEngine:
@@ -55,3 +55,6 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
     # asyncpg lets socket errors through unwrapped; FileNotFoundError and friends are not these.
     except (OperationalError, InterfaceError, ConnectionError, socket.gaierror) as exc:
         raise DatabaseUnavailable(f"the database is unavailable: {type(exc).__name__}") from exc
+    except IntegrityError as exc:
+        # Services check uniqueness first, so this is two requests racing for the same rows.
+        raise Conflict("a concurrent request wrote the same rows; retry the request") from exc

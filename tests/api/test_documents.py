@@ -141,3 +141,19 @@ async def test_health_reports_database(database_url: str, pdf_root: Path) -> Non
         "llm_provider": "none",
         "llm_model": None,
     }
+
+
+async def test_concurrent_puts_of_one_new_document_never_500(
+    database_url: str, pdf_root: Path
+) -> None:
+    import asyncio
+
+    async with app_client(make_settings(database_url, pdf_root)) as client:
+        responses = await asyncio.gather(
+            *(client.put("/v2/documents/race", json=body()) for _ in range(4))
+        )
+        codes = sorted(r.status_code for r in responses)
+        assert 201 in codes
+        assert set(codes) <= {200, 201, 409}, [r.text for r in responses]
+        stored = await client.get("/v2/documents/race")
+        assert [c["id"] for c in stored.json()["chunks"]] == ["d-1", "d-2"]
