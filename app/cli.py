@@ -33,13 +33,19 @@ def _migrate(settings: Settings) -> None:
 async def ingest_into_database(
     settings: Settings, pdf: Path, document_id: str | None
 ) -> dict[str, object]:
+    from app.alignment.index import IndexCache
     from app.db.session import create_engine, create_session_factory, transaction
-    from app.documents.service import ingest_pdf
+    from app.documents.service import ingest_pdf, resolve_under_root
 
     engine = create_engine(settings.database_url)
     try:
         async with transaction(create_session_factory(engine)) as session:
             outcome = await ingest_pdf(session, settings.pdf_root, pdf, document_id)
+            if outcome.changed and settings.index_cache_dir is not None:
+                # Written to the shared disk cache, so the server's first request loads it.
+                cache = IndexCache(settings.index_cache_dir)
+                path = resolve_under_root(settings.pdf_root, outcome.document.source_path)
+                await asyncio.to_thread(cache.get, path, outcome.document.sha256)
             return {
                 "document_id": outcome.document.id,
                 "source_path": outcome.document.source_path,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, BackgroundTasks, Path, Query, Response, status
 from fastapi.responses import FileResponse
 
 from app.api.deps import SessionDep, StateDep
@@ -52,12 +52,18 @@ async def put_document(
     session: SessionDep,
     state: StateDep,
     response: Response,
+    background: BackgroundTasks,
 ) -> DocumentUpsertResult:
     """Store a document and all its chunks, replacing what was stored; sending the same body again
     changes nothing (``changed: false``)."""
     outcome = await service.upsert_document(session, state.settings.pdf_root, document_id, body)
     if outcome.created:
         response.status_code = status.HTTP_201_CREATED
+    if outcome.changed:
+        # After the response (and the commit): the first highlight request then finds it ready.
+        background.add_task(
+            state.highlights.warm_index, outcome.document.source_path, outcome.document.sha256
+        )
     return DocumentUpsertResult(
         **_out(outcome.document, include_text=False).model_dump(),
         created=outcome.created,

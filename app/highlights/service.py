@@ -107,6 +107,15 @@ class HighlightService:
         self.pdf_root = pdf_root
         self.limits = limits
 
+    def warm_index(self, source_path: str, sha256: str) -> None:
+        """Blocking: build (or load) a document's text index ahead of its first highlight request,
+        which would otherwise pay for it (about 2 s for a 350-page book). Failures only log: the
+        request path reports them properly when it meets the same PDF."""
+        try:
+            self.index_cache.get(resolve_under_root(self.pdf_root, source_path), sha256)
+        except Exception:
+            log.warning("could not pre-build the text index of %s", source_path, exc_info=True)
+
     def _check_limits(self, request: HighlightBatchRequest) -> None:
         checks = [
             ("citations", len(request.citations), self.limits.max_citations, "items"),

@@ -157,3 +157,15 @@ async def test_concurrent_puts_of_one_new_document_never_500(
         assert set(codes) <= {200, 201, 409}, [r.text for r in responses]
         stored = await client.get("/v2/documents/race")
         assert [c["id"] for c in stored.json()["chunks"]] == ["d-1", "d-2"]
+
+
+async def test_put_builds_the_text_index_ahead_of_the_first_request(
+    database_url: str, pdf_root: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "index-cache"
+    settings = make_settings(database_url, pdf_root, index_cache_dir=cache)
+    async with app_client(settings) as client:
+        response = await client.put("/v2/documents/d", json=body())
+        assert response.status_code == 201
+        sha = response.json()["sha256"]
+    assert [p.name.split(".")[0] for p in cache.iterdir()] == [sha]
