@@ -21,10 +21,17 @@ from typing import Any
 import pymupdf
 
 from app.alignment.grams import GramTable
+from app.alignment.margins import (
+    MarginNumber,
+    NumberCandidate,
+    hide,
+    leading_number,
+    margin_numbers,
+)
 from app.alignment.text import Normalized, normalize
 
 # Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -46,7 +53,8 @@ class DocumentIndex:
     ``boxes`` has four floats per character (x0, y0, x1, y1, page points, crop-box origin);
     ``lines`` gives each character's line number (``NO_LINE`` for the synthetic breaks).
     ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts;
-    ``grams`` finds seeds for fuzzy matching in ``norm.text``.
+    ``grams`` finds seeds for fuzzy matching in ``norm.text``; ``margin_numbers`` are the
+    printed line numbers beside the text, which the skeleton leaves out.
     """
 
     page_count: int
@@ -58,6 +66,7 @@ class DocumentIndex:
     norm: Normalized
     norm_page_start: array[int]
     grams: GramTable
+    margin_numbers: tuple[MarginNumber, ...] = ()
 
     def page_size(self, page: int) -> tuple[float, float]:
         return self.sizes[page - 1]
@@ -80,27 +89,36 @@ class _Builder:
         self.boxes: array[float] = array("f")
         self.lines: array[int] = array("i")
         self.line_count = 0
+        self.margin_numbers: list[MarginNumber] = []
 
-    def add_line(self, chars: list[dict[str, Any]]) -> None:
+    def add_line(self, chars: list[dict[str, Any]]) -> NumberCandidate | None:
+        start = len(self.chars)
         for char in chars:
             self.chars.append(char["c"])
             self.boxes.extend(char["bbox"])
             self.lines.append(self.line_count)
         self.line_count += 1
+        end = len(self.chars)
         self.add_break()
+        if not (chars[0]["c"].isdigit() or chars[0]["c"].isspace()):
+            return None
+        line = "".join(self.chars[start:end])
+        return leading_number(line, start, self.boxes[4 * start : 4 * end])
 
     def add_break(self) -> None:
         self.chars.append("\n")
         self.boxes.extend((0.0, 0.0, 0.0, 0.0))
         self.lines.append(NO_LINE)
 
-    def add_page(self, page: Any) -> None:
+    def add_page(self, page: Any, number: int) -> None:
         content = page.get_text("rawdict", flags=_TEXT_FLAGS)
+        candidates: list[NumberCandidate] = []
         for block in content["blocks"]:
             for line in block.get("lines", ()):
                 chars = [char for span in line["spans"] for char in span["chars"]]
-                if chars:
-                    self.add_line(chars)
+                if chars and (candidate := self.add_line(chars)) is not None:
+                    candidates.append(candidate)
+        self.margin_numbers.extend(margin_numbers(number, candidates))
 
 
 def build_index(pdf_path: Path) -> DocumentIndex:
@@ -108,13 +126,14 @@ def build_index(pdf_path: Path) -> DocumentIndex:
     sizes: list[tuple[float, float]] = []
     char_page_start: array[int] = array("i", [0])
     with pymupdf.open(pdf_path) as doc:
-        for page in doc:
+        for number, page in enumerate(doc, start=1):
             sizes.append((float(page.rect.width), float(page.rect.height)))
-            builder.add_page(page)
+            builder.add_page(page, number)
             builder.add_break()
             char_page_start.append(len(builder.chars))
     chars = "".join(builder.chars)
-    norm = normalize(chars)
+    numbers = tuple(builder.margin_numbers)
+    norm = normalize(hide(chars, numbers))
     norm_page_start = array("i", (bisect_left(norm.origin, start) for start in char_page_start))
     return DocumentIndex(
         page_count=len(sizes),
@@ -126,6 +145,7 @@ def build_index(pdf_path: Path) -> DocumentIndex:
         norm=norm,
         norm_page_start=norm_page_start,
         grams=GramTable(norm.text),
+        margin_numbers=numbers,
     )
 
 

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal
 
 from app.alignment.geometry import LineRect, line_rects, source_text
 from app.alignment.index import DocumentIndex
+from app.alignment.margins import MarginNumber, strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
 from app.alignment.text import information, split_elision
 
@@ -35,6 +37,10 @@ MIN_FUZZY_INFO = 16.0
 # An elided quote's parts must lie within this many skeleton characters of each other.
 MAX_ELISION_SPAN = 3 * JUMP
 MAX_ELISION_HEADS = 32
+
+# A quoted margin line number is highlighted when it sits within this many of its own heights
+# above or below the matched lines (an empty numbered line may separate them).
+MARGIN_REACH = 4.0
 
 _DIGITS = re.compile(r"\d+")
 
@@ -141,15 +147,40 @@ def _decide(index: DocumentIndex, quote: str, scored: list[Scored]) -> Scored | 
     if score < threshold:
         return None
     for other, other_score in scored[1:]:
-        if other_score >= score - AMBIGUITY_MARGIN and not _same_place(index, match, other):
-            return None
+        if other_score < score - AMBIGUITY_MARGIN or _same_place(index, match, other):
+            continue
+        if _no_better_explanation(match, other):
+            continue
+        return None
     return match, score
+
+
+def _no_better_explanation(best: Match, other: Match) -> bool:
+    """``other`` stitches the quote from more pieces than ``best`` yet accounts for no more of
+    it: a passage repeated elsewhere (boilerplate, lorem ipsum) lets the rest of a quote be
+    "found" again far away, but the jump explains nothing the continuous match does not."""
+    return len(other.segments) > len(best.segments) and other.matched <= best.matched
+
+
+def _source_spans(index: DocumentIndex, match: Match) -> list[tuple[int, int]]:
+    """Source ranges of the match, without the margin line numbers it reads across."""
+    spans: list[tuple[int, int]] = []
+    for norm_start, norm_end in match.segments:
+        start, end = index.norm.source_span(norm_start, norm_end)
+        numbers = index.margin_numbers
+        first = bisect_right(numbers, start, key=lambda number: number.start)
+        for number in numbers[first : bisect_left(numbers, end, key=lambda number: number.end)]:
+            if start < number.start and number.end < end:
+                spans.append((start, number.start))
+                start = number.end
+        spans.append((start, end))
+    return spans
 
 
 def _rects(index: DocumentIndex, match: Match) -> list[LineRect]:
     rects: list[LineRect] = []
-    for start, end in match.segments:
-        rects.extend(line_rects(index, *index.norm.source_span(start, end)))
+    for start, end in _source_spans(index, match):
+        rects.extend(line_rects(index, start, end))
     return rects
 
 
@@ -157,8 +188,60 @@ def _result(index: DocumentIndex, match: Match, score: float) -> LocateResult:
     rects = _rects(index, match)
     if not rects:
         return _NO_MATCH
-    texts = [source_text(index, *index.norm.source_span(s, e)) for s, e in match.segments]
-    return LocateResult("found", round(min(score, 100.0), 1), " ".join(texts), tuple(rects))
+    texts = [source_text(index, start, end) for start, end in _source_spans(index, match)]
+    text = " ".join(part for part in texts if part)
+    return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
+
+
+def _find(index: DocumentIndex, quote: str, lo: int, hi: int) -> Scored | None:
+    parts = split_elision(quote)
+    if not parts:
+        return None
+    if len(parts) == 1:
+        scored = _scored_single(index, parts[0], lo, hi)
+    else:
+        scored = _scored_elided(index, parts, lo, hi)
+    return _decide(index, "".join(parts), scored)
+
+
+def _margin_rect(index: DocumentIndex, value: int, rects: list[LineRect]) -> LineRect | None:
+    """The margin number ``value`` printed beside (or just above/below) the matched lines."""
+    best: tuple[float, MarginNumber] | None = None
+    for number in index.margin_numbers:
+        if number.value != value:
+            continue
+        beside = [rect for rect in rects if rect.page == number.page]
+        if not beside:
+            continue
+        top, bottom = min(r.y0 for r in beside), max(r.y1 for r in beside)
+        distance = max(0.0, top - number.y_centre, number.y_centre - bottom)
+        if distance <= MARGIN_REACH * number.height and (best is None or distance < best[0]):
+            best = (distance, number)
+    if best is None:
+        return None
+    found = line_rects(index, best[1].start, best[1].end)
+    return found[0] if found else None
+
+
+def _with_margin_numbers(
+    index: DocumentIndex, result: LocateResult, values: list[int]
+) -> LocateResult:
+    rects = list(result.rects)
+    for value in values:
+        rect = _margin_rect(index, value, list(result.rects))
+        if rect is None or rect in rects:
+            continue
+        centre = (rect.y0 + rect.y1) / 2
+        at = next(
+            (
+                i
+                for i, other in enumerate(rects)
+                if other.page == rect.page and (other.y0 + other.y1) / 2 >= centre - 1.0
+            ),
+            len(rects),
+        )
+        rects.insert(at, rect)
+    return LocateResult(result.status, result.score, result.matched_text, tuple(rects))
 
 
 def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
@@ -168,14 +251,16 @@ def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = Non
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
     lo, hi = index.norm_range(first, last)
-    parts = split_elision(quote)
-    if not parts:
-        return _NO_MATCH
-    if len(parts) == 1:
-        scored = _scored_single(index, parts[0], lo, hi)
-    else:
-        scored = _scored_elided(index, parts, lo, hi)
-    found = _decide(index, "".join(parts), scored)
+    found = _find(index, quote, lo, hi)
+    if index.margin_numbers:
+        # Numbers copied from a line-numbered margin are not in the skeleton: try without them.
+        values = frozenset(number.value for number in index.margin_numbers)
+        stripped, removed = strip_numbers(quote, values)
+        if removed:
+            alternative = _find(index, stripped, lo, hi)
+            if alternative is not None and (found is None or alternative[1] > found[1]):
+                result = _result(index, *alternative)
+                return _with_margin_numbers(index, result, removed) if result.rects else result
     if found is None:
         return _NO_MATCH
     return _result(index, *found)

@@ -31,7 +31,9 @@ BETA2 = 4.0  # beta = 2
 # are not trusted.
 EDGE_BLOCK = 8
 EDGE_SIMILARITY = 0.5
-MIN_EDGE_RUN = 4
+# An unmatched quote edge is found again next to the chain (over words the quote dropped) from
+# this many characters on: a short word such as "Los" in "Attorney [General,] Los" counts.
+MIN_EDGE_RUN = 3
 # A located piece of a quote must itself be this convincing to be added to a match.
 PIECE_SCORE = 80.0
 # Each extra piece makes a match less certain than one continuous passage of equal similarity.

@@ -1,0 +1,88 @@
+"""Edited quotes: a short word past a dropped one, and repeated passages elsewhere."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from app.alignment import locate as locate_module
+from app.alignment.index import DocumentIndex, build_index
+from app.alignment.locate import locate
+from app.alignment.text import split_elision
+
+APPEARANCE = [
+    "STEVEN E. MERCER, ESQ., Deputy Attorney General, Los",
+    "Angeles, Cal.; on behalf of the Petitioner.",
+]
+# Lorem-ipsum-like boilerplate: the quoted passage (second paragraph) shares its opening with
+# the first paragraph and its ending with the third.
+PARAGRAPHS = [
+    "Stet clita kasd gubergren, no sea takimata sanctus est Lorem ipsum dolor sit amet. Nam "
+    "liber tempor cum soluta nobis eleifend option congue nihil imperdiet doming id quod mazim "
+    "placerat facer possim assum.",
+    "Ut wisi enim ad minim veniam, quis nostrud exerci tation ullamcorper suscipit lobortis "
+    "nisl ut aliquip ex ea commodo consequat. Stet clita kasd gubergren, no sea takimata "
+    "sanctus est Lorem ipsum dolor sit amet. Duis autem vel eum iriure dolor in hendrerit in "
+    "vulputate velit esse molestie consequat, vel illum dolore eu feugiat nulla facilisis.",
+    "At vero eos et accusam et justo duo dolores et ea rebum. Duis autem vel eum iriure dolor "
+    "in hendrerit in vulputate velit esse molestie consequat, vel illum dolore eu feugiat "
+    "nulla facilisis at vero eros et accumsan.",
+]
+EDITED = (
+    "gubergren, no sea takimata sanctus est Lorem ipsum dolor nostrud amet. Duis autem vel eum "
+    "iriure dolor in hendrerit in vulputate velit esse molestie consequat, vel"
+)
+
+
+@pytest.fixture(scope="module")
+def edits_index(tmp_path_factory: pytest.TempPathFactory) -> DocumentIndex:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    for number, line in enumerate(APPEARANCE):
+        page.insert_text((72, 80 + 16 * number), line, fontsize=11)
+    page = doc.new_page()
+    for number, paragraph in enumerate(PARAGRAPHS):
+        top = 60 + 130 * number
+        page.insert_textbox(pymupdf.Rect(72, top, 520, top + 120), paragraph, fontsize=10)
+    path = tmp_path_factory.mktemp("edits") / "edits.pdf"
+    doc.save(path)
+    doc.close()
+    return build_index(path)
+
+
+def test_short_last_word_after_a_dropped_word(edits_index: DocumentIndex) -> None:
+    whole = locate(edits_index, APPEARANCE[0])
+    result = locate(edits_index, "STEVEN E. MERCER, ESQ., Deputy Attorney Los")
+    assert result.status == "found"
+    assert len(result.rects) == 1
+    assert result.rects[0].x1 == pytest.approx(whole.rects[0].x1)
+    assert result.matched_text == APPEARANCE[0]
+
+
+def test_short_first_word_before_a_dropped_word(edits_index: DocumentIndex) -> None:
+    result = locate(edits_index, "ESQ., Attorney General, Los Angeles, Cal.;")
+    assert result.status == "found"
+    assert result.matched_text.startswith("ESQ., Deputy Attorney")
+
+
+def test_repeated_boilerplate_does_not_make_an_edited_quote_ambiguous(
+    edits_index: DocumentIndex,
+) -> None:
+    # The quote can also be stitched together from the first and third paragraphs; that
+    # explains no more of it than the second paragraph alone, so it is no rival.
+    scored = locate_module._scored_single(edits_index, split_elision(EDITED)[0], 0, 10**9)
+    best, rival = scored[0][0], scored[1][0]
+    assert len(rival.segments) > len(best.segments)
+    assert scored[1][1] >= scored[0][1] - locate_module.AMBIGUITY_MARGIN
+    result = locate(edits_index, EDITED)
+    assert result.status == "found"
+    assert result.page == 2
+    assert result.matched_text.startswith("gubergren, no sea takimata")
+    assert all(200 < rect.y0 < 260 for rect in result.rects)  # the second paragraph
+
+
+def test_exactly_repeated_passage_stays_ambiguous(edits_index: DocumentIndex) -> None:
+    # Printed in two paragraphs: no stitching involved, so no reason to prefer either.
+    assert locate(edits_index, "Duis autem vel eum iriure dolor in hendrerit").status == (
+        "no_match"
+    )
