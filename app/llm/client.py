@@ -52,21 +52,29 @@ class Completion(Generic[T]):
     value: T
     strategy: str
     model: str
-    attempts: int
+    tiers_tried: int
     seconds: float
 
 
 class CapabilityMemory:
-    """Which strategy to start from, per (base URL, model). Lives as long as the process."""
+    """Which strategy to start from, per (base URL, model). A downgrade is forgotten after
+    ``ttl_s`` so a server that gains a feature (a vLLM upgrade) is tried on it again."""
 
-    def __init__(self) -> None:
-        self._start: dict[tuple[str, str], int] = {}
+    def __init__(self, ttl_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._start: dict[tuple[str, str], tuple[int, float]] = {}
+        self._ttl_s = ttl_s
+        self._clock = clock
 
     def start(self, key: tuple[str, str]) -> int:
-        return self._start.get(key, 0)
+        index, since = self._start.get(key, (0, 0.0))
+        if index and self._clock() - since > self._ttl_s:
+            del self._start[key]
+            return 0
+        return index
 
     def downgrade(self, key: tuple[str, str], to_index: int) -> None:
-        self._start[key] = max(self._start.get(key, 0), to_index)
+        if to_index > self.start(key):
+            self._start[key] = (to_index, self._clock())
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

@@ -93,7 +93,7 @@ async def test_rejected_json_schema_moves_to_tier2_and_is_remembered(
     # A second call of the same kind goes straight to the tier that worked.
     second = await ask(client)
     assert second.strategy == "structured_outputs"
-    assert second.attempts == 1
+    assert second.tiers_tried == 1
     assert scripted_llm.tiers() == ["json_schema", "structured_outputs", "structured_outputs"]
     served = [r.getMessage() for r in caplog.records if "served by tier" in r.getMessage()]
     assert len(served) == 2
@@ -245,3 +245,15 @@ async def test_unreachable_server_is_unavailable() -> None:
     with pytest.raises(LLMUnavailable, match="did not answer"):
         await ask(client)
     await client.close()
+
+
+def test_capability_memory_forgets_a_downgrade_after_its_ttl() -> None:
+    now = [100.0]
+    memory = CapabilityMemory(ttl_s=60, clock=lambda: now[0])
+    key = ("http://vllm/v1", "m")
+    memory.downgrade(key, 1)
+    now[0] += 59
+    assert memory.start(key) == 1
+    memory.downgrade(key, 1)  # no refresh: the first refusal's time counts
+    now[0] += 2
+    assert memory.start(key) == 0
