@@ -57,6 +57,12 @@ def test_ingest_of_a_missing_file_says_so(tmp_path: Path) -> None:
     assert "no such file" in result.stderr
 
 
+def test_bad_document_id_says_what_is_allowed(tmp_path: Path, sample_pdf: Path) -> None:
+    result = run_cli("ingest", str(sample_pdf), "--document-id", "two words", env=cli_env(tmp_path))
+    assert result.returncode == 1
+    assert "document id 'two words' must be" in result.stderr
+
+
 def test_bad_configuration_fails_fast_with_the_variable_name(tmp_path: Path) -> None:
     env = cli_env(tmp_path) | {"HIGHLIGHT_LLM_PROVIDER": "vllm", "HIGHLIGHT_LLM_BASE_URL": ""}
     result = run_cli("migrate", env=env)

@@ -22,7 +22,7 @@ from app.core.errors import BadRequest, Conflict, NotFound
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
 from app.documents.models import Chunk, Document
-from app.documents.schemas import ChunkIn, DocumentUpsert
+from app.documents.schemas import ID_PATTERN, ChunkIn, DocumentUpsert
 
 UPLOAD_DIR = "ingested"
 
@@ -186,6 +186,11 @@ def prepare_ingest(
             f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
         )
     doc_id = document_id or slugify(pdf_path.stem)
+    if not re.fullmatch(ID_PATTERN, doc_id) or len(doc_id) > 128:
+        raise BadRequest(
+            f"document id {doc_id!r} must be at most 128 letters, digits, '.', '_', ':' or '-', "
+            "starting with a letter or digit"
+        )
     prefix = doc_id[: 256 - 6]
     body = DocumentUpsert(
         title=pdf_path.stem,
