@@ -186,7 +186,8 @@ class HighlightService:
                 selection, chosen.tier = await self._ask_llm(request, sentences)
             except LLMError as exc:
                 log.warning("LLM selection failed (%s): %s", exc.reason, exc.message)
-                fallback_reason = Reason(exc.reason)
+                known = exc.reason in Reason.__members__
+                fallback_reason = Reason(exc.reason) if known else Reason.llm_unavailable
         for cid, sents in sentences.items():
             if fallback_reason is None and cid in selection.by_chunk:
                 chosen.per_chunk[cid] = Choice(selection.by_chunk[cid], None)

@@ -44,6 +44,7 @@ _UNSUPPORTED = re.compile(
     r"|unknown (?:field|parameter)",
     re.IGNORECASE,
 )
+_NO_ENDPOINTS = re.compile(r"no endpoints found that (?:can handle|support)", re.IGNORECASE)
 MAX_BACKOFF_S = 8.0
 
 
@@ -127,6 +128,8 @@ class StructuredClient:
     def _request(self, strategy: Strategy, system: str, user: str, schema: JSON, name: str) -> JSON:
         shaped = strategy.shape(schema)
         extra: JSON = dict(self.profile.extra_body)
+        if strategy.tier != "prompted":
+            extra = merge_extra(extra, self.profile.schema_extra_body)
         kwargs: JSON = {}
         if strategy.tier == "json_schema":
             kwargs["response_format"] = {
@@ -165,9 +168,12 @@ class StructuredClient:
                     f"the LLM server refused the API key: {_error_text(exc)}"
                 ) from exc
             except openai.NotFoundError as exc:
-                raise LLMUnavailable(
-                    f"model {self.model!r} or endpoint not found: {_error_text(exc)}"
-                ) from exc
+                text = _error_text(exc)
+                # OpenRouter answers 404 when provider.require_parameters leaves no provider that
+                # supports the request's parameters: a capability refusal, not a missing model.
+                if _NO_ENDPOINTS.search(text):
+                    raise LLMUnsupported(text) from exc
+                raise LLMUnavailable(f"model {self.model!r} or endpoint not found: {text}") from exc
             except (
                 openai.APIConnectionError,
                 openai.RateLimitError,
@@ -244,4 +250,8 @@ class StructuredClient:
             )
             return Completion(value, strategy.name, self.model, index - first + 1, seconds)
         assert last_error is not None
+        if isinstance(last_error, LLMUnsupported):
+            raise LLMRejected(
+                f"no structured-output tier is supported by {self.model!r}: {last_error.message}"
+            ) from last_error
         raise last_error

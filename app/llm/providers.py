@@ -6,8 +6,9 @@ each provider needs.
   never sent), then prompted JSON. ``chat_template_kwargs`` (``enable_thinking: false`` for
   reasoning models) ride along in ``extra_body``.
 - openrouter: json_schema with ``provider.require_parameters`` so OpenRouter only routes to
-  providers that honour it; then the same with ``$defs`` inlined for models that need flat
-  schemas; then prompted JSON.
+  providers that honour it (when none does it answers 404 "No endpoints found that can handle the
+  requested parameters", which the client treats as a refusal of the tier); then the same with
+  ``$defs`` inlined for models that need flat schemas; then prompted JSON.
 - openai: json_schema in strict mode, reshaped to OpenAI's supported subset; then prompted JSON.
 """
 
@@ -44,7 +45,8 @@ class Strategy:
 class ProviderProfile:
     name: str
     strategies: tuple[Strategy, ...]
-    extra_body: JSON = field(default_factory=dict)
+    extra_body: JSON = field(default_factory=dict)  # sent with every tier
+    schema_extra_body: JSON = field(default_factory=dict)  # only with the schema tiers
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -83,10 +85,13 @@ def build_profile(
     if not strategies:
         raise ValueError(f"no structured-output tier of {provider!r} is enabled by {list(tiers)}")
     extra: JSON = {}
+    schema_extra: JSON = {}
     headers: dict[str, str] = {}
     if provider == "vllm" and chat_template_kwargs:
         extra["chat_template_kwargs"] = dict(chat_template_kwargs)
     if provider == "openrouter":
-        extra["provider"] = {"require_parameters": True}
+        # Only where there is a schema to honour: on the prompted tier it would only exclude
+        # providers for ordinary parameters (temperature on some reasoning models).
+        schema_extra["provider"] = {"require_parameters": True}
         headers["X-Title"] = "highlight-service"
-    return ProviderProfile(provider, strategies, extra, headers)
+    return ProviderProfile(provider, strategies, extra, schema_extra, headers)

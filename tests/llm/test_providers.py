@@ -4,7 +4,9 @@ Documented behaviour the profiles follow:
 - vLLM (docs "Structured Outputs", 0.12+): ``structured_outputs: {"json": schema}`` in the body;
   ``guided_json`` was removed and is ignored; ``chat_template_kwargs`` in the body.
 - OpenRouter (docs "Structured Outputs" / "Provider Routing"): ``response_format`` json_schema, and
-  ``provider: {"require_parameters": true}`` routes only to providers that support it.
+  ``provider: {"require_parameters": true}`` routes only to providers that support it; when none
+  does, it answers HTTP 404 ``{"error": {"message": "No endpoints found that can handle the
+  requested parameters.", "code": 404}}`` (reported in block/buzz#3018, xorbitsai/xagent#1575).
 - OpenAI (docs "Structured Outputs", supported schemas): strict mode needs every object closed
   (``additionalProperties: false``) with all properties required.
 """
@@ -13,8 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.highlights.contract import ChunkChoice, narrowed_schema, validate_reply
 from app.llm.client import StructuredClient
+from app.llm.errors import LLMRejected
 from app.llm.providers import build_profile, merge_extra
 from app.llm.schema import inline_refs, openai_strict
 from tests.fixtures.llm_server import Reply, ScriptedLLM, error
@@ -129,3 +134,27 @@ def test_merge_extra_does_not_clobber_nested_keys() -> None:
         "structured_outputs": {},
     }
     assert base["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+async def test_openrouter_no_endpoints_404_moves_to_prompted_without_require_parameters(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    def handler(body: dict[str, Any]) -> Reply:
+        if body.get("provider", {}).get("require_parameters"):
+            return error(404, "No endpoints found that can handle the requested parameters.")
+        return scripted_llm.honour_schema(body)
+
+    scripted_llm.handler = handler
+    assert await call(scripted_llm, "openrouter") == "prompted"
+    *refused, prompted = scripted_llm.requests
+    assert [r["provider"] for r in refused] == [{"require_parameters": True}] * 2
+    assert "provider" not in prompted
+    assert "response_format" not in prompted
+
+
+async def test_every_tier_refused_is_rejected_not_unknown(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.handler = lambda body: error(
+        404, "No endpoints found that can handle the requested parameters."
+    )
+    with pytest.raises(LLMRejected, match="no structured-output tier is supported"):
+        await call(scripted_llm, "openrouter")
