@@ -61,6 +61,9 @@ def openai_strict(schema: JSON) -> JSON:
         if not isinstance(node, dict):
             return node
         out = {k: walk(v) for k, v in node.items() if k not in _OPENAI_UNSUPPORTED}
+        if "const" in out:
+            # The documented subset names enum, not const; a one-value enum means the same.
+            out["enum"] = [out.pop("const")]
         if "prefixItems" in node:
             out["items"] = {"anyOf": walk(node["prefixItems"])}
         if out.get("type") == "object" and "properties" in out:

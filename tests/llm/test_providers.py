@@ -107,6 +107,11 @@ async def test_openai_profile_sends_strict_subset(scripted_llm: ScriptedLLM) -> 
             assert node["additionalProperties"] is False
             assert sorted(node["required"]) == sorted(node["properties"])
     assert len(schema["properties"]["results"]["items"]["anyOf"]) == 2
+    assert schema["$defs"]["Chunk1"]["properties"]["chunk_id"] == {
+        "type": "string",
+        "enum": ["a-c0002"],
+    }
+    assert not any("const" in node for node in walk(schema))
 
 
 def test_inline_refs_resolves_every_reference() -> None:
