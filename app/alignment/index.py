@@ -20,6 +20,7 @@ from typing import Any
 
 import pymupdf
 
+from app.alignment.furniture import FurnitureLine, LineBox, find_furniture
 from app.alignment.grams import GramTable
 from app.alignment.margins import (
     MarginNumber,
@@ -31,7 +32,7 @@ from app.alignment.margins import (
 from app.alignment.text import Normalized, normalize
 
 # Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -54,7 +55,8 @@ class DocumentIndex:
     ``lines`` gives each character's line number (``NO_LINE`` for the synthetic breaks).
     ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts;
     ``grams`` finds seeds for fuzzy matching in ``norm.text``; ``margin_numbers`` are the
-    printed line numbers beside the text, which the skeleton leaves out.
+    printed line numbers beside the text, which the skeleton leaves out; ``furniture`` are the
+    running headers/footers, ``furniture_pattern`` a regex matching runs of their text.
     """
 
     page_count: int
@@ -67,6 +69,8 @@ class DocumentIndex:
     norm_page_start: array[int]
     grams: GramTable
     margin_numbers: tuple[MarginNumber, ...] = ()
+    furniture: tuple[FurnitureLine, ...] = ()
+    furniture_pattern: str = ""
 
     def page_size(self, page: int) -> tuple[float, float]:
         return self.sizes[page - 1]
@@ -90,6 +94,8 @@ class _Builder:
         self.lines: array[int] = array("i")
         self.line_count = 0
         self.margin_numbers: list[MarginNumber] = []
+        self.line_boxes: list[LineBox] = []
+        self.page = 0
 
     def add_line(self, chars: list[dict[str, Any]]) -> NumberCandidate | None:
         start = len(self.chars)
@@ -100,6 +106,9 @@ class _Builder:
         self.line_count += 1
         end = len(self.chars)
         self.add_break()
+        y0 = min(char["bbox"][1] for char in chars)
+        y1 = max(char["bbox"][3] for char in chars)
+        self.line_boxes.append(LineBox(self.page, start, end, y0, y1))
         if not (chars[0]["c"].isdigit() or chars[0]["c"].isspace()):
             return None
         line = "".join(self.chars[start:end])
@@ -112,6 +121,7 @@ class _Builder:
 
     def add_page(self, page: Any, number: int) -> None:
         content = page.get_text("rawdict", flags=_TEXT_FLAGS)
+        self.page = number
         candidates: list[NumberCandidate] = []
         for block in content["blocks"]:
             for line in block.get("lines", ()):
@@ -133,6 +143,9 @@ def build_index(pdf_path: Path) -> DocumentIndex:
             char_page_start.append(len(builder.chars))
     chars = "".join(builder.chars)
     numbers = tuple(builder.margin_numbers)
+    furniture, furniture_pattern = find_furniture(
+        chars, builder.line_boxes, [height for _, height in sizes]
+    )
     norm = normalize(hide(chars, numbers))
     norm_page_start = array("i", (bisect_left(norm.origin, start) for start in char_page_start))
     return DocumentIndex(
@@ -146,6 +159,8 @@ def build_index(pdf_path: Path) -> DocumentIndex:
         norm_page_start=norm_page_start,
         grams=GramTable(norm.text),
         margin_numbers=numbers,
+        furniture=furniture,
+        furniture_pattern=furniture_pattern,
     )
 
 

@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal
 
+from app.alignment.furniture import Removed, break_lines, strip_furniture
 from app.alignment.geometry import LineRect, line_rects, source_text
 from app.alignment.index import DocumentIndex
 from app.alignment.margins import MarginNumber, strip_numbers
@@ -193,8 +194,7 @@ def _result(index: DocumentIndex, match: Match, score: float) -> LocateResult:
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
 
-def _find(index: DocumentIndex, quote: str, lo: int, hi: int) -> Scored | None:
-    parts = split_elision(quote)
+def _find(index: DocumentIndex, parts: list[str], lo: int, hi: int) -> Scored | None:
     if not parts:
         return None
     if len(parts) == 1:
@@ -244,6 +244,25 @@ def _with_margin_numbers(
     return LocateResult(result.status, result.score, result.matched_text, tuple(rects))
 
 
+def _with_furniture(
+    index: DocumentIndex, result: LocateResult, removed: list[Removed]
+) -> LocateResult:
+    pages = [rect.page for rect in result.rects]
+    lines = {
+        line
+        for run in removed
+        for line in break_lines(index.furniture, run, min(pages), max(pages))
+    }
+    bands: list[tuple[int, int, LineRect]] = [(rect.page, 1, rect) for rect in result.rects]
+    for line in sorted(lines, key=lambda line: line.start):
+        for rect in line_rects(index, line.start, line.end):
+            bands.append((rect.page, 0 if line.top else 2, rect))
+    # Reading order across a page break: body, footer | header, body (stable within a band).
+    ordered = sorted(bands, key=lambda item: (item[0], item[1]))
+    rects = tuple(rect for _, _, rect in ordered)
+    return LocateResult(result.status, result.score, result.matched_text, rects)
+
+
 def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
     if index.page_count == 0:
         return _NO_TEXT
@@ -251,16 +270,32 @@ def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = Non
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
     lo, hi = index.norm_range(first, last)
-    found = _find(index, quote, lo, hi)
+    parts = split_elision(quote)
+    best = _find(index, parts, lo, hi)
+    numbers: list[int] = []
+    furniture: list[Removed] = []
     if index.margin_numbers:
         # Numbers copied from a line-numbered margin are not in the skeleton: try without them.
         values = frozenset(number.value for number in index.margin_numbers)
         stripped, removed = strip_numbers(quote, values)
         if removed:
-            alternative = _find(index, stripped, lo, hi)
-            if alternative is not None and (found is None or alternative[1] > found[1]):
-                result = _result(index, *alternative)
-                return _with_margin_numbers(index, result, removed) if result.rects else result
-    if found is None:
+            found = _find(index, split_elision(stripped), lo, hi)
+            if found is not None and (best is None or found[1] > best[1]):
+                best, numbers = found, removed
+    if index.furniture_pattern and len(parts) == 1:
+        # Running headers/footers copied across a page break: find the rest without them.
+        rest, runs = strip_furniture(parts[0], index.furniture_pattern)
+        if runs and rest:
+            found = _find(index, [rest], lo, hi)
+            if found is not None and (best is None or found[1] > best[1]):
+                best, numbers, furniture = found, [], runs
+    if best is None:
         return _NO_MATCH
-    return _result(index, *found)
+    result = _result(index, *best)
+    if not result.rects:
+        return result
+    if numbers:
+        result = _with_margin_numbers(index, result, numbers)
+    if furniture:
+        result = _with_furniture(index, result, furniture)
+    return result
