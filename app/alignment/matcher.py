@@ -34,6 +34,8 @@ EDGE_SIMILARITY = 0.5
 # An unmatched quote edge is found again next to the chain (over words the quote dropped) from
 # this many characters on: a short word such as "Los" in "Attorney [General,] Los" counts.
 MIN_EDGE_RUN = 3
+# ... also when the chain borrowed up to this many of its letters (see _regrown_head).
+MAX_GIVE_BACK = 4
 # A located piece of a quote must itself be this convincing to be added to a match.
 PIECE_SCORE = 80.0
 # Each extra piece makes a match less certain than one continuous passage of equal similarity.
@@ -228,10 +230,52 @@ def _tail(text: str, part: str, start: int, hi: int) -> tuple[int, int]:
     return (start + len(near), 0) if similar else (start, 0)
 
 
+def _regrown_head(text: str, quote: str, chain: _Chain, lo: int) -> tuple[int, int]:
+    """(new start, net matched chars) when the chain borrowed the end of a short quote head.
+
+    "erat [volutpat] Ut wisi" with the bracketed word dropped: the chain aligns the quote's
+    "at" with the end of "volutpat", leaving only "er" unmatched. Give back a few chain
+    characters and look for the whole word ("erat") just before the chain instead.
+    """
+    q, d = chain.q_start, chain.d_start
+    for give in range(1, MAX_GIVE_BACK + 1):
+        if q + give > len(quote) or quote[q + give - 1] != text[d + give - 1]:
+            break
+        part = quote[: q + give]
+        if len(part) < MIN_EDGE_RUN:
+            continue
+        found = text.rfind(part, max(lo, d - len(part) - EDIT_GAP), d)
+        if found >= 0:
+            return found, len(part) - give
+    return d, 0
+
+
+def _regrown_tail(text: str, quote: str, chain: _Chain, hi: int) -> tuple[int, int]:
+    q, d = chain.q_end, chain.d_end
+    for give in range(1, MAX_GIVE_BACK + 1):
+        if q - give < 0 or quote[q - give] != text[d - give]:
+            break
+        part = quote[q - give :]
+        if len(part) < MIN_EDGE_RUN:
+            continue
+        found = text.find(part, d, min(hi, d + len(part) + EDIT_GAP))
+        if found >= 0:
+            return found + len(part), len(part) - give
+    return d, 0
+
+
 def _extend_edges(text: str, quote: str, chain: _Chain, lo: int, hi: int) -> _Chain:
     head_q, tail_q = quote[: chain.q_start], quote[chain.q_end :]
     d_start, head_matched = _head(text, head_q, lo, chain.d_start)
+    if 0 < len(head_q) < MIN_EDGE_RUN and not head_matched:
+        regrown, net = _regrown_head(text, quote, chain, lo)
+        if net > 0:
+            d_start, head_matched = regrown, net
     d_end, tail_matched = _tail(text, tail_q, chain.d_end, hi)
+    if 0 < len(tail_q) < MIN_EDGE_RUN and not tail_matched:
+        regrown, net = _regrown_tail(text, quote, chain, hi)
+        if net > 0:
+            d_end, tail_matched = regrown, net
     return _Chain(
         0 if d_start < chain.d_start else chain.q_start,
         len(quote) if d_end > chain.d_end else chain.q_end,

@@ -13,6 +13,8 @@ from app.alignment.text import split_elision
 APPEARANCE = [
     "STEVEN E. MERCER, ESQ., Deputy Attorney General, Los",
     "Angeles, Cal.; on behalf of the Petitioner.",
+    "The clerk asked what format members preferred for the next annual meeting.",
+    "The committee members voted online on it after a long debate.",
 ]
 # Lorem-ipsum-like boilerplate: the quoted passage (second paragraph) shares its opening with
 # the first paragraph and its ending with the third.
@@ -63,6 +65,19 @@ def test_short_first_word_before_a_dropped_word(edits_index: DocumentIndex) -> N
     result = locate(edits_index, "ESQ., Attorney General, Los Angeles, Cal.;")
     assert result.status == "found"
     assert result.matched_text.startswith("ESQ., Deputy Attorney")
+
+
+def test_dropped_word_sharing_letters_with_its_neighbour(edits_index: DocumentIndex) -> None:
+    # "what [format] members": the quote's "at" also ends the dropped "format"; the highlight
+    # must still start at "what", not mid-word.
+    result = locate(edits_index, "what members preferred for the next annual meeting")
+    assert result.status == "found"
+    assert result.matched_text == "what format members preferred for the next annual meeting"
+    # "voted [online] on it": the quote's "on" also starts the dropped "online"; the highlight
+    # must not stop mid-word at "onli".
+    tail = locate(edits_index, "The committee members voted on it")
+    assert tail.status == "found"
+    assert tail.matched_text == "The committee members voted online on it"
 
 
 def test_repeated_boilerplate_does_not_make_an_edited_quote_ambiguous(
