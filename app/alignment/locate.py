@@ -2,6 +2,11 @@
 
 "Highlighting the wrong sentence is worse than highlighting none": anything below
 ``MIN_SCORE`` is reported as ``no_match`` rather than guessed.
+
+Besides the quote as given, two readings of it are tried when the document calls for them:
+without the numbers of a line-numbered margin (``margins.py``), and without runs of running
+header/footer text copied across a page break (``furniture.py``). The best convincing reading
+wins; the numbers or furniture lines it left out are then highlighted where they are printed.
 """
 
 from __future__ import annotations
