@@ -1,9 +1,14 @@
 """The checked-in frontend contract stays true: the examples fit the OpenAPI schemas, and the
-example response is exactly what the service answers to the example request today."""
+example response is exactly what the service answers to the example request today.
+
+After a deliberate change, re-record with
+    HIGHLIGHT_UPDATE_EXAMPLES=1 .venv/bin/python -m pytest tests/test_contract.py
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,4 +56,8 @@ async def test_example_response_is_what_the_service_answers(
         response = await client.post(
             "/v2/highlights/batch", json=load("examples/batch-request.json")
         )
+    if os.environ.get("HIGHLIGHT_UPDATE_EXAMPLES") == "1":
+        # Deliberate behaviour changes: re-record, then review the diff before committing.
+        text = json.dumps(response.json(), indent=2, ensure_ascii=True) + "\n"
+        (CONTRACT / "examples" / "batch-response.json").write_text(text)
     assert response.json() == load("examples/batch-response.json")

@@ -133,8 +133,8 @@ def _same_place(index: DocumentIndex, a: Match, b: Match) -> bool:
     """Overlapping matches, or text the PDF draws twice on the same spot (fake bold)."""
     if any(s1 < e2 and s2 < e1 for s1, e1 in a.segments for s2, e2 in b.segments):
         return True
-    rects_a = _rects(index, a)[:1]
-    rects_b = _rects(index, b)[:1]
+    rects_a = _rects(index, _source_spans(index, a))[:1]
+    rects_b = _rects(index, _source_spans(index, b))[:1]
     return bool(rects_a and rects_b) and _intersect(rects_a[0], rects_b[0])
 
 
@@ -168,8 +168,27 @@ def _no_better_explanation(best: Match, other: Match) -> bool:
     return len(other.segments) > len(best.segments) and other.matched <= best.matched
 
 
-def _source_spans(index: DocumentIndex, match: Match) -> list[tuple[int, int]]:
-    """Source ranges of the match, without the margin line numbers it reads across."""
+# Sentence ends and closing quotes/brackets: the skeleton has no punctuation, so a match stops at
+# the last letter; a reader expects "... the rest." to be highlighted with its full stop.
+_CLOSING = frozenset(".!?…:;\"')]}»”’」』）】。！？")
+
+
+def _over_closing(index: DocumentIndex, end: int) -> int:
+    """Extend a source end over punctuation that follows it on the same line."""
+    while (
+        end < len(index.chars)
+        and index.chars[end] in _CLOSING
+        and index.lines[end] == index.lines[end - 1]
+    ):
+        end += 1
+    return end
+
+
+def _source_spans(
+    index: DocumentIndex, match: Match, closing: bool = False
+) -> list[tuple[int, int]]:
+    """Source ranges of the match, without the margin line numbers it reads across; with
+    ``closing``, the last range takes in the punctuation that ends the sentence."""
     spans: list[tuple[int, int]] = []
     for norm_start, norm_end in match.segments:
         start, end = index.norm.source_span(norm_start, norm_end)
@@ -180,21 +199,22 @@ def _source_spans(index: DocumentIndex, match: Match) -> list[tuple[int, int]]:
                 spans.append((start, number.start))
                 start = number.end
         spans.append((start, end))
+    if closing and spans:
+        start, end = spans[-1]
+        spans[-1] = (start, _over_closing(index, end))
     return spans
 
 
-def _rects(index: DocumentIndex, match: Match) -> list[LineRect]:
-    rects: list[LineRect] = []
-    for start, end in _source_spans(index, match):
-        rects.extend(line_rects(index, start, end))
-    return rects
+def _rects(index: DocumentIndex, spans: list[tuple[int, int]]) -> list[LineRect]:
+    return [rect for start, end in spans for rect in line_rects(index, start, end)]
 
 
-def _result(index: DocumentIndex, match: Match, score: float) -> LocateResult:
-    rects = _rects(index, match)
+def _result(index: DocumentIndex, match: Match, score: float, closing: bool) -> LocateResult:
+    spans = _source_spans(index, match, closing)
+    rects = _rects(index, spans)
     if not rects:
         return _NO_MATCH
-    texts = [source_text(index, start, end) for start, end in _source_spans(index, match)]
+    texts = [source_text(index, start, end) for start, end in spans]
     text = " ".join(part for part in texts if part)
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
@@ -296,7 +316,7 @@ def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = Non
                 best, numbers, furniture = found, [], runs
     if best is None:
         return _NO_MATCH
-    result = _result(index, *best)
+    result = _result(index, *best, closing=quote.rstrip()[-1:] in _CLOSING)
     if not result.rects:
         return result
     if numbers:

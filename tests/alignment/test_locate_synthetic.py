@@ -68,7 +68,7 @@ def test_elided_quote_spans_first_to_last_part(sample_index: DocumentIndex) -> N
     assert result.status == "found"
     assert len(result.rects) == 3
     assert result.matched_text.startswith("Alignment engines")
-    assert result.matched_text.endswith("costs fell")
+    assert result.matched_text.endswith("costs fell.")  # the full stop the quote ends with
 
 
 def test_page_range_restricts_search(sample_index: DocumentIndex) -> None:
@@ -97,3 +97,12 @@ def test_unrelated_quote_is_not_guessed(sample_index: DocumentIndex) -> None:
 @pytest.mark.parametrize("quote", ["", "   ", "...", "\u2014"])
 def test_empty_quotes(sample_index: DocumentIndex, quote: str) -> None:
     assert locate(sample_index, quote).status == "no_match"
+
+
+def test_closing_punctuation_is_highlighted_only_when_quoted(sample_index: DocumentIndex) -> None:
+    with_stop = locate(sample_index, "Quarterly revenue grew by seven percent while costs fell.")
+    without = locate(sample_index, "Quarterly revenue grew by seven percent while costs fell")
+    assert with_stop.matched_text.endswith("costs fell.")
+    assert without.matched_text.endswith("costs fell")
+    assert with_stop.rects[-1].x1 > without.rects[-1].x1
+    assert with_stop.rects[-1].y0 == without.rects[-1].y0
