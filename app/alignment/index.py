@@ -164,6 +164,10 @@ def build_index(pdf_path: Path) -> DocumentIndex:
     )
 
 
+class StalePdfError(ValueError):
+    """The PDF on disk is not the one whose hash the caller stored."""
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -186,6 +190,8 @@ class IndexCache:
         self._key_locks: dict[str, threading.Lock] = {}
 
     def get(self, pdf_path: Path, sha256: str | None = None) -> DocumentIndex:
+        """The index of ``pdf_path``. With ``sha256`` (the hash stored at ingest), a file whose
+        content differs raises StalePdfError instead of being indexed."""
         key = sha256 or file_sha256(pdf_path)
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
@@ -195,6 +201,12 @@ class IndexCache:
                 return cached
             index = self._load(key)
             if index is None:
+                # A file replaced on disk after ingest must not be indexed under the old hash:
+                # its chunks describe the old text, and rects would land on the wrong words.
+                if sha256 is not None and file_sha256(pdf_path) != sha256:
+                    raise StalePdfError(
+                        f"{pdf_path} no longer has the content it was ingested with"
+                    )
                 index = build_index(pdf_path)
                 self._store(key, index)
             self._remember(key, index)

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.alignment.index import DocumentIndex, IndexCache
+from app.alignment.index import DocumentIndex, IndexCache, StalePdfError
 from app.alignment.locate import locate
 from app.alignment.sentences import Sentence
 from app.highlights.schemas import Highlight, Reason, Rect
@@ -38,6 +38,9 @@ def _open(cache: IndexCache, job: LocateJob) -> DocumentIndex | None:
         return None
     try:
         return cache.get(job.pdf_path, job.sha256)
+    except StalePdfError as exc:
+        log.warning("%s; re-ingest the document", exc)
+        return None
     except Exception:  # a damaged PDF must not fail the batch; the reader still gets the link
         log.exception("cannot index %s", job.pdf_path)
         return None

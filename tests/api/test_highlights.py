@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pymupdf
 import pytest
 
 from tests.api.helpers import (
@@ -275,3 +276,22 @@ async def test_unreachable_database_is_a_clear_503(pdf_root: Path) -> None:
     assert response.json()["error"]["code"] == "database_unavailable"
     assert health.status_code == 503
     assert health.json()["database"] == "unreachable"
+
+
+async def test_pdf_replaced_after_ingest_is_not_guessed_on(
+    database_url: str, pdf_root: Path, tmp_path: Path
+) -> None:
+    from app.documents.sample import write_sample_pdf
+
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    # Same name, other content: the stored chunks no longer describe this file.
+    other = write_sample_pdf(tmp_path / "other.pdf")
+    doc = pymupdf.open(other)
+    doc[0].insert_text((72, 800), "A line added later.", fontname="helv", fontsize=9)
+    doc.save(pdf_root / "sample" / "sample-assembly.pdf")
+    doc.close()
+    data = await post(settings, batch(CHUNK_MAIN))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("fallback", "pdf_unavailable")
+    assert result["highlights"] == []
