@@ -29,21 +29,21 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    error: Reason | None = None  # pdf_unavailable or no_text_layer: nothing could be placed
+    error: Reason | None = None  # pdf_unavailable, pdf_changed, no_text_layer: nothing placed
     unlocated: int = 0
 
 
-def _open(cache: IndexCache, job: LocateJob) -> DocumentIndex | None:
+def _open(cache: IndexCache, job: LocateJob) -> DocumentIndex | Reason:
     if job.pdf_path is None or not job.pdf_path.is_file():
-        return None
+        return Reason.pdf_unavailable
     try:
         return cache.get(job.pdf_path, job.sha256)
     except StalePdfError as exc:
         log.warning("%s; re-ingest the document", exc)
-        return None
+        return Reason.pdf_changed
     except Exception:  # a damaged PDF must not fail the batch; the reader still gets the link
         log.exception("cannot index %s", job.pdf_path)
-        return None
+        return Reason.pdf_unavailable
 
 
 def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
@@ -85,14 +85,12 @@ def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
 
 def locate_chunks(cache: IndexCache, jobs: list[LocateJob]) -> dict[str, ChunkLocation]:
     out: dict[str, ChunkLocation] = {}
-    indexes: dict[Path | None, DocumentIndex | None] = {}
+    indexes: dict[Path | None, DocumentIndex | Reason] = {}
     for job in jobs:
         if job.pdf_path not in indexes:
             indexes[job.pdf_path] = _open(cache, job)
         index = indexes[job.pdf_path]
         out[job.chunk_id] = (
-            ChunkLocation(error=Reason.pdf_unavailable)
-            if index is None
-            else _locate_job(index, job)
+            ChunkLocation(error=index) if isinstance(index, Reason) else _locate_job(index, job)
         )
     return out

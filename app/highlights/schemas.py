@@ -53,6 +53,7 @@ class Reason(StrEnum):
 
     chunk_not_found = "chunk_not_found"
     pdf_unavailable = "pdf_unavailable"
+    pdf_changed = "pdf_changed"
     no_text_layer = "no_text_layer"
     not_located = "not_located"
     no_relevant_sentences = "no_relevant_sentences"

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
     Reason.pdf_unavailable: "The document's PDF could not be opened; showing the page link only.",
+    Reason.pdf_changed: "The PDF changed since it was ingested; re-ingest the document.",
     Reason.no_text_layer: "The cited pages have no text layer (a scan without OCR).",
     Reason.not_located: "The supporting sentences could not be found reliably on the PDF pages.",
     Reason.no_relevant_sentences: "No sentence of this chunk was judged to support the answer.",

@@ -293,5 +293,5 @@ async def test_pdf_replaced_after_ingest_is_not_guessed_on(
     doc.close()
     data = await post(settings, batch(CHUNK_MAIN))
     (result,) = data["results"]
-    assert (result["status"], result["reason"]) == ("fallback", "pdf_unavailable")
+    assert (result["status"], result["reason"]) == ("fallback", "pdf_changed")
     assert result["highlights"] == []
