@@ -103,33 +103,27 @@ async def test_model_is_served(client: AsyncOpenAI, vllm_server: VllmServer) -> 
     assert vllm_server.model in models
 
 
-async def test_response_format_json_schema_batch(
-    client: AsyncOpenAI, vllm_server: VllmServer, schema_validator: Any
+@pytest.mark.parametrize(
+    "schema_kwargs",
+    [
+        {"response_format": response_format(BATCH_SCHEMA)},
+        {"extra_body": {"structured_outputs": {"json": BATCH_SCHEMA}}},
+    ],
+    ids=["response_format", "structured_outputs"],
+)
+async def test_batch_schema_constrains_the_answer(
+    client: AsyncOpenAI,
+    vllm_server: VllmServer,
+    schema_validator: Any,
+    schema_kwargs: dict[str, Any],
 ) -> None:
     offset = vllm_server.log_size()
     completion = await client.chat.completions.create(
         model=vllm_server.model,
         messages=MESSAGES,
-        response_format=response_format(BATCH_SCHEMA),
         max_tokens=MAX_TOKENS,
         temperature=0,
-    )
-    choice = completion.choices[0]
-    assert choice.finish_reason == "stop"
-    assert_batch_answer(choice.message.content, schema_validator)
-    assert GRAMMAR_FAILURE not in vllm_server.log_since(offset)
-
-
-async def test_structured_outputs_extra_body_batch(
-    client: AsyncOpenAI, vllm_server: VllmServer, schema_validator: Any
-) -> None:
-    offset = vllm_server.log_size()
-    completion = await client.chat.completions.create(
-        model=vllm_server.model,
-        messages=MESSAGES,
-        extra_body={"structured_outputs": {"json": BATCH_SCHEMA}},
-        max_tokens=MAX_TOKENS,
-        temperature=0,
+        **schema_kwargs,
     )
     choice = completion.choices[0]
     assert choice.finish_reason == "stop"
