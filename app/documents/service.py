@@ -6,7 +6,6 @@ Every write is one transaction owned by the caller; re-sending the same document
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ from pathlib import Path
 import pymupdf
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.alignment.index import file_sha256
 from app.core.errors import BadRequest, Conflict, NotFound
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
@@ -54,15 +54,12 @@ def resolve_under_root(pdf_root: Path, source_path: str) -> Path:
 
 def read_pdf_facts(path: Path) -> PdfFacts:
     """Blocking: hash the file and count its pages; a file PyMuPDF cannot open is a bad request."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    sha256 = file_sha256(path)
     try:
         with pymupdf.open(path) as doc:
             if not doc.is_pdf:
                 raise BadRequest(f"{path.name} is not a PDF")
-            return PdfFacts(digest.hexdigest(), doc.page_count)
+            return PdfFacts(sha256, doc.page_count)
     except (pymupdf.FileDataError, RuntimeError) as exc:
         raise BadRequest(f"{path.name} cannot be opened as a PDF: {exc}") from exc
 
