@@ -11,7 +11,8 @@ from sqlalchemy.engine import Connection
 from app.core.config import get_settings
 from app.db.base import Base
 from app.db.session import create_engine
-from app.documents import models  # noqa: F401  (registers the tables on Base.metadata)
+from app.documents import models as _documents  # noqa: F401  (registers the tables on Base.metadata)
+from app.highlights import models as _highlights  # noqa: F401
 
 config = context.config
 target_metadata = Base.metadata
@@ -32,7 +33,7 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_async() -> None:
-    engine = create_engine(_url())
+    engine = create_engine(_url(), create=True)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
     await engine.dispose()

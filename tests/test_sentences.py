@@ -70,3 +70,23 @@ def test_offsets_always_index_the_original_text(text: str) -> None:
         assert s.text
         assert s.start >= previous_end
         previous_end = s.end
+
+
+def test_a_bullet_after_white_space_starts_a_new_item() -> None:
+    # PDF text joins a list's items on one line; each item is what a reader picks.
+    text = (
+        "Wholesale • Net sales of $4.2 billion, an increase of 8%; • Operating margin of 11.5%, "
+        "up 40 basis points; and \uf0b7 Store count of 312."
+    )
+    assert texts(text) == [
+        "Wholesale",
+        "• Net sales of $4.2 billion, an increase of 8%;",
+        "• Operating margin of 11.5%, up 40 basis points; and",
+        "\uf0b7 Store count of 312.",
+    ]
+
+
+def test_a_bullet_inside_a_word_or_a_dash_is_not_an_item() -> None:
+    assert texts("Results•2024 were flat - sales - and costs rose.") == [
+        "Results•2024 were flat - sales - and costs rose."
+    ]

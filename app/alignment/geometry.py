@@ -69,3 +69,21 @@ def line_rects(index: DocumentIndex, start: int, end: int) -> list[LineRect]:
 def source_text(index: DocumentIndex, start: int, end: int) -> str:
     """The original characters ``[start, end)`` with line breaks and space runs collapsed."""
     return " ".join(index.chars[start:end].split())
+
+
+def displayed(index: DocumentIndex, rect: LineRect) -> LineRect:
+    """``rect`` (text frame) in the frame a viewer shows: origin at the top-left of the page as
+    displayed after its /Rotate, which is where PDF.js and every other viewer draw. Without this a
+    rotated page's rectangles land somewhere else entirely."""
+    rotation = index.rotation(rect.page)
+    if rotation == 0:
+        return rect
+    width, height = index.text_frame_size(rect.page)
+    x0, y0, x1, y1 = rect.x0, rect.y0, rect.x1, rect.y1
+    if rotation == 90:
+        x0, y0, x1, y1 = height - y1, x0, height - y0, x1
+    elif rotation == 180:
+        x0, y0, x1, y1 = width - x1, height - y1, width - x0, height - y0
+    else:  # 270
+        x0, y0, x1, y1 = y0, width - x1, y1, width - x0
+    return LineRect(rect.page, x0, y0, x1, y1)

@@ -1,12 +1,13 @@
 """Per-PDF text index: every character with its box, plus the normalised skeleton to search.
 
 Built once per PDF (PyMuPDF, blocking) and cached by content hash, in memory and optionally on
-disk, so requests and worker processes reuse it.
+disk, so requests and worker processes reuse it. Character boxes stay in the page's unrotated
+frame, where lines of text are horizontal; ``rotations`` lets callers turn rectangles into the
+frame a viewer displays (``geometry.displayed``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import tempfile
@@ -14,6 +15,7 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ from app.alignment.margins import (
 from app.alignment.text import Normalized, normalize
 
 # Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -51,7 +53,8 @@ class DocumentIndex:
     """Immutable, picklable text index of one PDF.
 
     ``chars`` holds every extracted character, with a synthetic "\\n" after each line;
-    ``boxes`` has four floats per character (x0, y0, x1, y1, page points, crop-box origin);
+    ``boxes`` has four floats per character (x0, y0, x1, y1, page points, origin at the top-left
+    of the crop box before the page's /Rotate is applied);
     ``lines`` gives each character's line number (``NO_LINE`` for the synthetic breaks).
     ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts;
     ``grams`` finds seeds for fuzzy matching in ``norm.text``; ``margin_numbers`` are the
@@ -60,7 +63,7 @@ class DocumentIndex:
     """
 
     page_count: int
-    sizes: tuple[tuple[float, float], ...]
+    sizes: tuple[tuple[float, float], ...]  # as displayed, i.e. after /Rotate
     chars: str
     boxes: array[float]
     lines: array[int]
@@ -71,9 +74,19 @@ class DocumentIndex:
     margin_numbers: tuple[MarginNumber, ...] = ()
     furniture: tuple[FurnitureLine, ...] = ()
     furniture_pattern: str = ""
+    rotations: tuple[int, ...] = ()  # each page's /Rotate: 0, 90, 180 or 270
 
     def page_size(self, page: int) -> tuple[float, float]:
+        """Width and height of the page as a viewer shows it (rotation applied)."""
         return self.sizes[page - 1]
+
+    def rotation(self, page: int) -> int:
+        return self.rotations[page - 1] if self.rotations else 0
+
+    def text_frame_size(self, page: int) -> tuple[float, float]:
+        """Width and height of the frame the character boxes are in (before rotation)."""
+        width, height = self.sizes[page - 1]
+        return (height, width) if self.rotation(page) in (90, 270) else (width, height)
 
     def has_text(self, page: int) -> bool:
         return self.norm_page_start[page - 1] < self.norm_page_start[page]
@@ -131,21 +144,28 @@ class _Builder:
         self.margin_numbers.extend(margin_numbers(number, candidates))
 
 
-def build_index(pdf_path: Path) -> DocumentIndex:
+def build_index(pdf: Path | bytes) -> DocumentIndex:
+    """Blocking: index a PDF given by path or by its bytes (what ``PdfStorage.read_verified``
+    returns, so the content indexed is the content whose hash was checked)."""
     builder = _Builder()
     sizes: list[tuple[float, float]] = []
+    rotations: list[int] = []
     char_page_start: array[int] = array("i", [0])
-    with pymupdf.open(pdf_path) as doc:
+    with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
         for number, page in enumerate(doc, start=1):
             sizes.append((float(page.rect.width), float(page.rect.height)))
+            rotations.append(int(page.rotation) % 360)
             builder.add_page(page, number)
             builder.add_break()
             char_page_start.append(len(builder.chars))
     chars = "".join(builder.chars)
     numbers = tuple(builder.margin_numbers)
-    furniture, furniture_pattern = find_furniture(
-        chars, builder.line_boxes, [height for _, height in sizes]
-    )
+    # Headers and footers are found by their place in the text frame (before rotation).
+    text_heights = [
+        width if rotation in (90, 270) else height
+        for (width, height), rotation in zip(sizes, rotations, strict=True)
+    ]
+    furniture, furniture_pattern = find_furniture(chars, builder.line_boxes, text_heights)
     norm = normalize(hide(chars, numbers))
     norm_page_start = array("i", (bisect_left(norm.origin, start) for start in char_page_start))
     return DocumentIndex(
@@ -161,19 +181,8 @@ def build_index(pdf_path: Path) -> DocumentIndex:
         margin_numbers=numbers,
         furniture=furniture,
         furniture_pattern=furniture_pattern,
+        rotations=tuple(rotations),
     )
-
-
-class StalePdfError(ValueError):
-    """The PDF on disk is not the one whose hash the caller stored."""
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class IndexCache:
@@ -189,27 +198,21 @@ class IndexCache:
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
 
-    def get(self, pdf_path: Path, sha256: str | None = None) -> DocumentIndex:
-        """The index of ``pdf_path``. With ``sha256`` (the hash stored at ingest), a file whose
-        content differs raises StalePdfError instead of being indexed."""
-        key = sha256 or file_sha256(pdf_path)
+    def get(self, sha256: str, build: Callable[[], DocumentIndex]) -> DocumentIndex:
+        """The index of the PDF whose content hashes to ``sha256``; ``build`` makes it on a miss.
+        The cache trusts the key: checking that a file still has this content is the caller's
+        job, on every open (``PdfStorage.verify``), not only on a miss."""
         with self._lock:
-            key_lock = self._key_locks.setdefault(key, threading.Lock())
+            key_lock = self._key_locks.setdefault(sha256, threading.Lock())
         with key_lock:
-            cached = self._lookup(key)
+            cached = self._lookup(sha256)
             if cached is not None:
                 return cached
-            index = self._load(key)
+            index = self._load(sha256)
             if index is None:
-                # A file replaced on disk after ingest must not be indexed under the old hash:
-                # its chunks describe the old text, and rects would land on the wrong words.
-                if sha256 is not None and file_sha256(pdf_path) != sha256:
-                    raise StalePdfError(
-                        f"{pdf_path} no longer has the content it was ingested with"
-                    )
-                index = build_index(pdf_path)
-                self._store(key, index)
-            self._remember(key, index)
+                index = build()
+                self._store(sha256, index)
+            self._remember(sha256, index)
             return index
 
     def _lookup(self, key: str) -> DocumentIndex | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.alignment.furniture import Removed, break_lines, strip_furniture
-from app.alignment.geometry import LineRect, line_rects, source_text
+from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
 from app.alignment.margins import MarginNumber, strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
@@ -289,6 +289,17 @@ def _with_furniture(
 
 
 def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
+    """Where ``quote`` is on pages ``pages`` (1-based, inclusive; all pages when None), as
+    rectangles in the displayed frame of each page (see ``geometry.displayed``)."""
+    result = _locate(index, quote, pages)
+    if not any(index.rotation(rect.page) for rect in result.rects):
+        return result
+    rects = tuple(displayed(index, rect) for rect in result.rects)
+    return LocateResult(result.status, result.score, result.matched_text, rects)
+
+
+def _locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None) -> LocateResult:
+    # Everything here works in the text frame, where lines are horizontal.
     if index.page_count == 0:
         return _NO_TEXT
     first, last = _page_bounds(index, pages)

@@ -2,8 +2,10 @@
 
 English and French use "." "!" "?" "…" followed by white space; Chinese and Japanese use the
 full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") and numbers
-("10.5") do not end a sentence. Blank lines always do, and very long runs without punctuation
-(tables, lists of figures pulled out of a PDF) are cut at line breaks so a model can pick a row.
+("10.5") do not end a sentence. Blank lines always do, and so does a bullet glyph after white
+space: PDF text joins a list's items on one line ("... of 77%; • Same-store net revenues ..."),
+and an item is what a reader, or a model, picks. Very long runs without punctuation (tables,
+lists of figures pulled out of a PDF) are cut at line breaks so a model can pick a row.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _CLOSERS = "\"'”’»)]}」』）】"
 _LATIN_END = re.compile(r"[.!?…]+(?:[ \u00a0\u202f]*»)?[" + re.escape(_CLOSERS) + r"]*(?=\s|$)")
 _CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(_CLOSERS) + r"]*")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+# Bullets as PDFs carry them, Word's private-use Symbol-font glyphs (U+F0B7, U+F0A7) included;
+# not "-" or "*", which are as often a minus, a dash or a footnote mark.
+_BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 LONG_SEGMENT = 400
 
@@ -63,6 +68,7 @@ def _boundaries(text: str) -> list[int]:
         cuts.add(match.end())
     cuts.update(m.end() for m in _CJK_END.finditer(text))
     cuts.update(m.start() for m in _BLANK_LINE.finditer(text))
+    cuts.update(m.start() for m in _BULLET.finditer(text))
     return sorted(c for c in cuts if 0 < c < len(text))
 
 

@@ -19,18 +19,24 @@ class Health(BaseModel):
     llm_model: str | None
 
 
-@router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
-async def health(state: StateDep) -> JSONResponse:
+async def _database_ok(state: StateDep) -> bool:
+    # A real read of the schema, not SELECT 1: a deleted, replaced, damaged or unmigrated SQLite
+    # file answers SELECT 1 happily.
     try:
         async with state.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-        database: Literal["ok", "unreachable"] = "ok"
+            await conn.execute(text("SELECT version_num FROM alembic_version"))
     except Exception:
-        database = "unreachable"
+        return False
+    return True
+
+
+@router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
+async def health(state: StateDep) -> JSONResponse:
+    ok = await _database_ok(state)
     body = Health(
-        status="ok" if database == "ok" else "degraded",
-        database=database,
+        status="ok" if ok else "degraded",
+        database="ok" if ok else "unreachable",
         llm_provider=state.settings.llm_provider,
         llm_model=state.settings.llm_model or None,
     )
-    return JSONResponse(body.model_dump(), status_code=200 if database == "ok" else 503)
+    return JSONResponse(body.model_dump(), status_code=200 if ok else 503)

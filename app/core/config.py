@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LLMProvider = Literal["vllm", "openrouter", "openai", "none"]
@@ -24,7 +24,8 @@ class Settings(BaseSettings):
     llm_provider: LLMProvider = "none"
     llm_base_url: str = ""
     llm_model: str = ""
-    llm_api_key: str = ""
+    # SecretStr: never printed, not even in a start-up error about this very setting.
+    llm_api_key: SecretStr = SecretStr("")
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     llm_max_tokens: int = Field(default=1024, ge=16)
@@ -34,12 +35,41 @@ class Settings(BaseSettings):
     # Tiers to try, in order; a deployment can drop one it knows is broken.
     llm_tiers: list[LLMTier] = Field(default_factory=lambda: list(ALL_TIERS))
 
-    max_citations: int = Field(default=20, ge=1)
-    max_query_chars: int = Field(default=4_000, ge=1)
-    max_answer_chars: int = Field(default=20_000, ge=1)
+    # Defaults are the ceilings the OpenAPI document publishes (highlights/schemas.py); lower
+    # values make this deployment stricter than its published contract, higher ones are refused.
+    max_citations: int = Field(default=50, ge=1, le=50)
+    max_query_chars: int = Field(default=4_000, ge=1, le=4_000)
+    max_answer_chars: int = Field(default=20_000, ge=1, le=20_000)
     max_sentences_per_chunk: int = Field(default=200, ge=1)
     max_highlights_per_chunk: int = Field(default=5, ge=1)
-    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    # Larger request bodies get a 413 before anything is parsed (a 180 MB PUT once took the
+    # server from 213 to 850 MB).
+    max_request_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    # Past this, a batch stops waiting for the LLM and answers with the lexical selector.
+    batch_deadline_s: float = Field(default=30.0, gt=0)
+    # On SIGTERM, requests in flight get this long to finish (LLM waits are cut short at once).
+    shutdown_grace_s: int = Field(default=5, ge=0)
+    # Idle keep-alive connections are closed after this. Longer than the idle timeout of the
+    # proxy or client in front (60 s for most load balancers), or a request sent on a connection
+    # the service is closing at that moment fails with a reset (seen under load at uvicorn's 5 s).
+    keep_alive_s: int = Field(default=75, ge=1)
+
+    # Bearer tokens. Empty (the default): no auth. Any token set: every API route needs a token,
+    # a read token for reads (the batch included), a write token for PUT (it also reads).
+    auth_read_tokens: list[SecretStr] = Field(default_factory=list)
+    auth_write_tokens: list[SecretStr] = Field(default_factory=list)
+    # With auth on, PDF links in batch results carry a signature valid this long, so a reader's
+    # browser can open them without a token.
+    auth_link_ttl_s: int = Field(default=24 * 3600, ge=60)
+    # Origins of the chat frontend allowed to call the API from a browser (CORS); empty: none.
+    cors_allow_origins: list[str] = Field(default_factory=list)
+
+    # Makes PDF links absolute, e.g. https://highlights.example.org (no trailing slash).
+    public_base_url: str = Field(default="", pattern=r"^(https?://[^/\s]+(/[^\s]*[^/\s])?)?$")
+    # A repeated batch answers from the database this long (0: no result cache).
+    result_cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
+    # The stream sends the lexical answer as provisional events when the LLM is slower than this.
+    stream_provisional_after_s: float = Field(default=1.5, ge=0)
 
     log_level: str = "INFO"
 
@@ -56,13 +86,38 @@ class Settings(BaseSettings):
                 raise ValueError(
                     f"HIGHLIGHT_LLM_PROVIDER={self.llm_provider} needs {', '.join(missing)}"
                 )
-        if self.llm_provider in ("openrouter", "openai") and not self.llm_api_key:
+        if (
+            self.llm_provider in ("openrouter", "openai")
+            and not self.llm_api_key.get_secret_value()
+        ):
             raise ValueError(
                 f"HIGHLIGHT_LLM_PROVIDER={self.llm_provider} needs HIGHLIGHT_LLM_API_KEY"
             )
         return self
 
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.auth_read_tokens or self.auth_write_tokens)
+
+
+class ConfigurationError(ValueError):
+    """Settings that cannot work, described without echoing any value (a value may be a secret)."""
+
+
+def describe(exc: ValidationError) -> str:
+    """One line per problem: the variable and what is wrong, never the input (pydantic's own
+    message shows the input, which for a model-level check is every setting, secrets included)."""
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(p) for p in error["loc"])
+        name = f"HIGHLIGHT_{where.upper()}: " if where else ""
+        lines.append(f"{name}{error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(lines)
+
 
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigurationError(describe(exc)) from None

@@ -1,31 +1,73 @@
-"""The one error hierarchy of the service, and the one place it becomes HTTP.
+"""The one error hierarchy of the service, the one body every error is sent in, and the one place
+errors become HTTP.
 
     AppError (500)
-     ├── BadRequest (422)        input that passed schema validation but is still unusable
+     ├── BadRequest (422)            input that passed schema validation but is still unusable
+     ├── Unauthorized (401)          no or unknown bearer token
+     ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
      ├── Conflict (409)
-     ├── UpstreamError (502)     an external system failed; see app.llm.errors for the LLM family
-     └── DatabaseUnavailable (503)  the service's own database cannot be reached
+     │    └── WriteConflict (409)    two requests raced for the same rows; writers retry it
+     ├── PayloadTooLarge (413)
+     ├── UpstreamError (502)         an external system failed (the LLM family: app.llm.errors)
+     └── DatabaseUnavailable (503)   the service's own database cannot be used
 
-Services raise these; ``install_error_handlers`` renders them as
-``{"error": {"code": ..., "message": ...}}``. Nothing else in the app knows about HTTP status codes.
+Every error, including FastAPI's validation errors and Starlette's 404/405 for unknown routes, is
+rendered as ``ErrorBody``: ``{"error": {"code", "message", "details"?}}``. Routes declare the
+statuses they can return with ``error_responses``, so the OpenAPI document tells the truth.
 """
 
 from __future__ import annotations
 
 import logging
+from enum import StrEnum
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 log = logging.getLogger(__name__)
 
 
+class ErrorCode(StrEnum):
+    validation_error = "validation_error"
+    bad_request = "bad_request"
+    unauthorized = "unauthorized"
+    forbidden = "forbidden"
+    not_found = "not_found"
+    method_not_allowed = "method_not_allowed"
+    conflict = "conflict"
+    payload_too_large = "payload_too_large"
+    range_not_satisfiable = "range_not_satisfiable"
+    upstream_error = "upstream_error"
+    database_unavailable = "database_unavailable"
+    internal_error = "internal_error"
+
+
+class ErrorDetail(BaseModel):
+    code: ErrorCode = Field(description="Machine-readable; stable across releases.")
+    message: str = Field(description="For people: what went wrong and what to change.")
+    details: dict[str, Any] | None = Field(
+        default=None,
+        description="Extra facts, e.g. problems: [{field, message}] for a validation error, "
+        "chunk_ids for a conflict.",
+    )
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
 class AppError(Exception):
     status_code = 500
-    code = "internal_error"
+    code = ErrorCode.internal_error
+    headers: dict[str, str] | None = None
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -35,39 +77,96 @@ class AppError(Exception):
 
 class BadRequest(AppError):
     status_code = 422
-    code = "bad_request"
+    code = ErrorCode.bad_request
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = ErrorCode.unauthorized
+    headers = {"WWW-Authenticate": "Bearer"}
+
+
+class Forbidden(AppError):
+    status_code = 403
+    code = ErrorCode.forbidden
 
 
 class NotFound(AppError):
     status_code = 404
-    code = "not_found"
+    code = ErrorCode.not_found
 
 
 class Conflict(AppError):
     status_code = 409
-    code = "conflict"
+    code = ErrorCode.conflict
+
+
+class WriteConflict(Conflict):
+    pass
 
 
 class PayloadTooLarge(AppError):
     status_code = 413
-    code = "payload_too_large"
+    code = ErrorCode.payload_too_large
 
 
 class UpstreamError(AppError):
     status_code = 502
-    code = "upstream_error"
+    code = ErrorCode.upstream_error
 
 
 class DatabaseUnavailable(AppError):
     status_code = 503
-    code = "database_unavailable"
+    code = ErrorCode.database_unavailable
+    headers = {"Retry-After": "5"}
 
 
-def _body(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if details:
-        error["details"] = details
-    return {"error": error}
+_DESCRIPTIONS = {
+    401: "No bearer token, or one the service does not know (only when auth is configured).",
+    403: "The token may read but not write.",
+    404: "Not found.",
+    409: "Conflicts with what is stored.",
+    413: "The request body is larger than the service accepts.",
+    416: "The requested byte range is not in the file.",
+    422: "The request is malformed or unusable; error.message names the field and the fix.",
+    503: "The service's database is unavailable; retry later.",
+}
+
+
+def error_responses(*statuses: int, streaming: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the error statuses a route can return, all as ErrorBody.
+    ``streaming``: the route answers text/event-stream, but its errors are still JSON (they are
+    sent before a stream starts), so the content type is spelled out instead of inherited."""
+    if streaming:
+        json_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        return {
+            status: {"description": _DESCRIPTIONS[status], "content": json_body}
+            for status in statuses
+        }
+    return {
+        status: {"model": ErrorBody, "description": _DESCRIPTIONS[status]} for status in statuses
+    }
+
+
+def error_response(
+    status: int,
+    code: ErrorCode,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = ErrorBody(error=ErrorDetail(code=code, message=message, details=details or None))
+    return JSONResponse(
+        status_code=status, content=body.model_dump(exclude_none=True), headers=headers
+    )
+
+
+_STARLETTE_CODES = {
+    404: ErrorCode.not_found,
+    405: ErrorCode.method_not_allowed,
+    413: ErrorCode.payload_too_large,
+    416: ErrorCode.range_not_satisfiable,
+}
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -75,18 +174,40 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
         if exc.status_code >= 500:
             log.error("request failed: %s", exc.message, exc_info=exc)
-        return JSONResponse(
-            status_code=exc.status_code, content=_body(exc.code, exc.message, exc.details)
-        )
+        return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Routing and body-reading errors, in the same shape as every other error.
+        headers = dict(exc.headers) if exc.headers else None
+        if exc.status_code == 400:
+            # FastAPI's "There was an error parsing the body": bytes that are not UTF-8. Every
+            # other malformed body is a 422, so this one is too.
+            return error_response(
+                422,
+                ErrorCode.validation_error,
+                f"body: {exc.detail}; send JSON encoded as UTF-8",
+                {"problems": [{"field": "body", "message": str(exc.detail)}]},
+            )
+        if exc.status_code == 404:
+            message = f"no such endpoint: {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            allowed = _allowed_methods(request)
+            headers = {**(headers or {}), "Allow": ", ".join(allowed)}
+            message = (
+                f"{request.method} is not allowed on {request.url.path}; use {', '.join(allowed)}"
+            )
+        else:
+            message = str(exc.detail)
+        code = _STARLETTE_CODES.get(exc.status_code, ErrorCode.bad_request)
+        return error_response(exc.status_code, code, message, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         # A bug, not an input or upstream problem: logged with its trace, answered in the same
         # shape as every other error so clients need one parser.
         log.error("unhandled error", exc_info=exc)
-        return JSONResponse(
-            status_code=500, content=_body("internal_error", "internal error; see the server log")
-        )
+        return error_response(500, ErrorCode.internal_error, "internal error; see the server log")
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -95,11 +216,26 @@ def install_error_handlers(app: FastAPI) -> None:
         problems = [
             {
                 "field": ".".join(str(p) for p in err.get("loc", ())),
-                "message": err.get("msg", ""),
+                "message": _problem_message(err),
             }
             for err in exc.errors()
         ]
         message = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-        return JSONResponse(
-            status_code=422, content=_body("validation_error", message, {"problems": problems})
-        )
+        return error_response(422, ErrorCode.validation_error, message, {"problems": problems})
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route takes on this path. Starlette's 405 names only the first route
+    whose path matched, and GET and PUT of one path are two routes here."""
+    allowed = []
+    for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return allowed
+
+
+def _problem_message(err: Any) -> str:
+    message = str(err.get("msg", ""))
+    # Our own validators raise ValueError("..."); pydantic prefixes "Value error, ".
+    return message.removeprefix("Value error, ")

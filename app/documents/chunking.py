@@ -31,9 +31,9 @@ class _Block:
     text: str
 
 
-def _blocks(pdf_path: Path) -> tuple[list[_Block], int]:
+def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
     blocks: list[_Block] = []
-    with pymupdf.open(pdf_path) as doc:
+    with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
         for page in doc:
             for block in page.get_text("blocks"):
                 if block[6] != 0:  # image block
@@ -69,10 +69,10 @@ def _joiner(previous: str, following: str) -> str:
 
 
 def chunk_pdf(
-    pdf_path: Path, target_chars: int = 1000, max_chars: int = 1600
+    pdf: Path | bytes, target_chars: int = 1000, max_chars: int = 1600
 ) -> tuple[list[ChunkDraft], int]:
     """Return the chunks and the page count. Pages without a text layer produce no chunks."""
-    blocks, page_count = _blocks(pdf_path)
+    blocks, page_count = _blocks(pdf)
     chunks: list[ChunkDraft] = []
     parts: list[_Block] = []
 

@@ -17,6 +17,11 @@ async def get_document(session: AsyncSession, document_id: str) -> Document | No
     )
 
 
+async def get_document_row(session: AsyncSession, document_id: str) -> Document | None:
+    """The document without its chunks."""
+    return await session.get(Document, document_id)
+
+
 async def get_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
     if not chunk_ids:
         return {}

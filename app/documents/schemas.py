@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from app.core.fields import MAX_INT32, StorableText
+from app.documents.storage import source_path_problem
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]*$"
 
@@ -11,11 +14,16 @@ class ChunkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, max_length=256, pattern=ID_PATTERN)
-    text: str = Field(min_length=1, max_length=100_000)
-    page_start: int = Field(ge=1, description="First page the chunk's text is on, 1-based.")
-    page_end: int = Field(ge=1, description="Last page, 1-based, inclusive.")
+    text: StorableText = Field(min_length=1, max_length=100_000)
+    page_start: int = Field(
+        ge=1, le=MAX_INT32, description="First page the chunk's text is on, 1-based."
+    )
+    page_end: int = Field(ge=1, le=MAX_INT32, description="Last page, 1-based, inclusive.")
     ordinal: int | None = Field(
-        default=None, ge=0, description="Position in the document; defaults to list order."
+        default=None,
+        ge=0,
+        le=MAX_INT32,
+        description="Position in the document; defaults to list order.",
     )
 
     @model_validator(mode="after")
@@ -31,11 +39,19 @@ class DocumentUpsert(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str | None = Field(default=None, max_length=500)
-    source_path: str = Field(
+    title: StorableText | None = Field(default=None, max_length=500)
+    source_path: StorableText = Field(
         min_length=1, max_length=1024, description="Path of the PDF relative to the PDF root."
     )
     chunks: list[ChunkIn] = Field(min_length=1, max_length=20_000)
+
+    @field_validator("source_path")
+    @classmethod
+    def _usable_path(cls, value: str) -> str:
+        problem = source_path_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class ChunkOut(BaseModel):

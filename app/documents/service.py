@@ -1,30 +1,33 @@
 """Documents use cases: register a PDF with its chunks (over HTTP or from the CLI), read it back.
 
-Every write is one transaction owned by the caller; re-sending the same document is a no-op.
+Every write is one transaction; re-sending the same document is a no-op, also when two identical
+requests race (the loser of the race retries and finds the winner's rows unchanged).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import hashlib
+import logging
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pymupdf
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.alignment.index import file_sha256
-from app.core.errors import BadRequest, Conflict, NotFound
+from app.core.errors import BadRequest, Conflict, NotFound, WriteConflict
+from app.db.session import transaction
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
 from app.documents.models import Chunk, Document
 from app.documents.schemas import ID_PATTERN, ChunkIn, DocumentUpsert
+from app.documents.storage import PdfChanged, PdfFacts, PdfMissing, PdfStorage, inspect_pdf
+from app.highlights import repository as highlights
 
-UPLOAD_DIR = "ingested"
+log = logging.getLogger(__name__)
+# A racing identical write loses at most once per competitor; three tries cover a burst.
+WRITE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -32,36 +35,6 @@ class UpsertOutcome:
     document: Document
     created: bool
     changed: bool
-
-
-@dataclass(frozen=True)
-class PdfFacts:
-    sha256: str
-    page_count: int
-
-
-def resolve_under_root(pdf_root: Path, source_path: str) -> Path:
-    """The absolute path of ``source_path``, refusing anything that escapes the PDF root."""
-    root = pdf_root.resolve()
-    candidate = Path(source_path)
-    if candidate.is_absolute() or "\\" in source_path:
-        raise BadRequest(f"source_path must be relative to the PDF root, got {source_path!r}")
-    resolved = (root / candidate).resolve()
-    if not resolved.is_relative_to(root):
-        raise BadRequest(f"source_path {source_path!r} points outside the PDF root")
-    return resolved
-
-
-def read_pdf_facts(path: Path) -> PdfFacts:
-    """Blocking: hash the file and count its pages; a file PyMuPDF cannot open is a bad request."""
-    sha256 = file_sha256(path)
-    try:
-        with pymupdf.open(path) as doc:
-            if not doc.is_pdf:
-                raise BadRequest(f"{path.name} is not a PDF")
-            return PdfFacts(sha256, doc.page_count)
-    except (pymupdf.FileDataError, RuntimeError) as exc:
-        raise BadRequest(f"{path.name} cannot be opened as a PDF: {exc}") from exc
 
 
 def slugify(name: str) -> str:
@@ -94,18 +67,36 @@ def _check_chunks(chunks: list[ChunkIn], page_count: int) -> None:
             )
 
 
-async def upsert_document(
-    session: AsyncSession, pdf_root: Path, document_id: str, body: DocumentUpsert
+async def put_document(
+    session_factory: async_sessionmaker[AsyncSession],
+    storage: PdfStorage,
+    document_id: str,
+    body: DocumentUpsert,
+    facts: PdfFacts | None = None,
 ) -> UpsertOutcome:
-    path = resolve_under_root(pdf_root, body.source_path)
-    if not path.is_file():
-        raise BadRequest(
-            f"no PDF at source_path {body.source_path!r} under the PDF root; "
-            "copy the file there first (or use `highlight-service ingest`)"
-        )
-    facts = await asyncio.to_thread(read_pdf_facts, path)
+    """Store a document and all its chunks in one transaction. ``facts`` are the PDF's hash and
+    page count when the caller already read them (ingest hashes the bytes it chunked)."""
+    if facts is None:
+        facts = await asyncio.to_thread(storage.facts, body.source_path)
     _check_chunks(body.chunks, facts.page_count)
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            async with transaction(session_factory) as session:
+                return await _upsert(session, storage, document_id, body, facts)
+        except WriteConflict:
+            if attempt == WRITE_ATTEMPTS:
+                raise
+            log.info("document %s: a concurrent write won; retrying (%d)", document_id, attempt)
+    raise AssertionError("unreachable")
 
+
+async def _upsert(
+    session: AsyncSession,
+    storage: PdfStorage,
+    document_id: str,
+    body: DocumentUpsert,
+    facts: PdfFacts,
+) -> UpsertOutcome:
     owners = await repository.chunk_owners(session, [c.id for c in body.chunks])
     foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
     if foreign:
@@ -113,7 +104,6 @@ async def upsert_document(
             f"chunk ids already belong to another document: {', '.join(foreign[:5])}",
             details={"chunk_ids": foreign},
         )
-
     incoming = [
         Chunk(
             id=c.id,
@@ -125,8 +115,8 @@ async def upsert_document(
         )
         for i, c in enumerate(body.chunks)
     ]
-    title = body.title or Path(body.source_path).stem
-    source_path = path.relative_to(pdf_root.resolve()).as_posix()
+    title = body.title or facts.title or Path(body.source_path).stem
+    source_path = storage.relative(storage.resolve(body.source_path)) or body.source_path
     document = await repository.get_document(session, document_id)
     created = document is None
     if document is None:
@@ -146,51 +136,42 @@ async def upsert_document(
     document.updated_at = datetime.now(UTC)
     await session.flush()
     await repository.replace_chunks(session, document, incoming)
+    # Highlights of the previous content: their rectangles belong to another file.
+    await highlights.forget_highlights_of(session, document_id, facts.sha256)
     await session.refresh(document, ["chunks"])
     return UpsertOutcome(document, created=created, changed=True)
 
 
-def _store_copy(pdf_root: Path, source: Path, sha256: str) -> str:
-    """Copy a PDF into the root, named by content so re-ingesting never overwrites a file that a
-    stored document still points at. Returns the path relative to the root."""
-    relative = f"{UPLOAD_DIR}/{sha256}.pdf"
-    target = pdf_root / relative
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
-        os.close(fd)
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
-    return relative
+@dataclass(frozen=True)
+class IngestPlan:
+    document_id: str
+    body: DocumentUpsert
+    facts: PdfFacts
 
 
-def prepare_ingest(
-    pdf_root: Path, pdf_path: Path, document_id: str | None
-) -> tuple[str, DocumentUpsert]:
-    """Blocking: chunk a PDF from anywhere on disk and make sure the file lives under the root."""
+def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) -> IngestPlan:
+    """Blocking: chunk a PDF from anywhere on disk and make sure the file lives under the root.
+    The bytes are read once, so the hash recorded is the hash of exactly what was chunked."""
     if not pdf_path.is_file():
         raise NotFound(f"no such file: {pdf_path}")
-    facts = read_pdf_facts(pdf_path)
-    root = pdf_root.resolve()
-    resolved = pdf_path.resolve()
-    if resolved.is_relative_to(root):
-        relative = resolved.relative_to(root).as_posix()
-    else:
-        relative = _store_copy(root, resolved, facts.sha256)
-    drafts, _ = chunk_pdf(resolved)
-    if not drafts:
-        raise BadRequest(
-            f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
-        )
     doc_id = document_id or slugify(pdf_path.stem)
     if not re.fullmatch(ID_PATTERN, doc_id) or len(doc_id) > 128:
         raise BadRequest(
             f"document id {doc_id!r} must be at most 128 letters, digits, '.', '_', ':' or '-', "
             "starting with a letter or digit"
         )
+    data = pdf_path.read_bytes()
+    page_count, title = inspect_pdf(data, pdf_path.name)
+    facts = PdfFacts(hashlib.sha256(data).hexdigest(), page_count, title)
+    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
+    drafts, _ = chunk_pdf(data)
+    if not drafts:
+        raise BadRequest(
+            f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
+        )
     prefix = doc_id[: 256 - 6]
     body = DocumentUpsert(
-        title=pdf_path.stem,
+        title=facts.title or pdf_path.stem,
         source_path=relative,
         chunks=[
             ChunkIn(
@@ -203,14 +184,17 @@ def prepare_ingest(
             for d in drafts
         ],
     )
-    return doc_id, body
+    return IngestPlan(doc_id, body, facts)
 
 
 async def ingest_pdf(
-    session: AsyncSession, pdf_root: Path, pdf_path: Path, document_id: str | None = None
+    session_factory: async_sessionmaker[AsyncSession],
+    storage: PdfStorage,
+    pdf_path: Path,
+    document_id: str | None = None,
 ) -> UpsertOutcome:
-    doc_id, body = await asyncio.to_thread(prepare_ingest, pdf_root, pdf_path, document_id)
-    return await upsert_document(session, pdf_root, doc_id, body)
+    plan = await asyncio.to_thread(plan_ingest, storage, pdf_path, document_id)
+    return await put_document(session_factory, storage, plan.document_id, plan.body, plan.facts)
 
 
 async def get_document(session: AsyncSession, document_id: str) -> Document:
@@ -220,9 +204,22 @@ async def get_document(session: AsyncSession, document_id: str) -> Document:
     return document
 
 
-async def pdf_path_of(session: AsyncSession, pdf_root: Path, document_id: str) -> Path:
-    document = await get_document(session, document_id)
-    path = resolve_under_root(pdf_root, document.source_path)
-    if not path.is_file():
-        raise NotFound(f"the PDF of document {document_id!r} is missing from the PDF root")
-    return path
+@dataclass(frozen=True)
+class PdfFile:
+    path: Path
+    # The ingested content's hash when the file on disk still is that content, else None (the
+    # file is served as it is, but nothing may claim it is the ingested one).
+    sha256: str | None
+
+
+async def pdf_file_of(session: AsyncSession, storage: PdfStorage, document_id: str) -> PdfFile:
+    document = await repository.get_document_row(session, document_id)
+    if document is None:
+        raise NotFound(f"no document with id {document_id!r}")
+    try:
+        path = await asyncio.to_thread(storage.verify, document.source_path, document.sha256)
+        return PdfFile(path, document.sha256)
+    except PdfChanged:
+        return PdfFile(storage.resolve(document.source_path), None)
+    except PdfMissing as exc:
+        raise NotFound(f"the PDF of document {document_id!r} is missing from the PDF root") from exc

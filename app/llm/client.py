@@ -1,10 +1,16 @@
 """Tiered structured-output client over any OpenAI-compatible chat completions endpoint.
 
 Each call walks the provider's strategies (see providers.py) from the first one known to work
-for this (base URL, model). A 400 that says the schema or a parameter is unsupported moves to
-the next strategy and is remembered, so later calls skip it. Timeouts, connection errors, 429 and
-5xx are retried with bounded backoff on the same strategy, never downgraded. A truncated reply
-(finish_reason "length") is reported as such, never repaired.
+for this (base URL, model):
+
+- a refusal of the schema or the structured-output parameter moves to the next strategy and is
+  remembered, so later calls skip it; a refusal of this batch's schema for its *size* moves on for
+  this call only (one oversized batch must not cost the model its tier for an hour);
+- a refusal of an ordinary parameter (reasoning models refuse ``max_tokens`` and
+  ``temperature: 0``) is learned per model and the same strategy is sent again without it;
+- timeouts, connection errors, 429 and 5xx are retried with bounded backoff on the same strategy;
+- a truncated reply (finish_reason "length") is reported as such, never repaired; a 200 that is
+  not a chat completion (an HTML error page, a choice without a message) is invalid output.
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +29,7 @@ from openai import AsyncOpenAI
 from app.llm.errors import (
     LLMError,
     LLMInvalidOutput,
+    LLMParameterRefused,
     LLMRejected,
     LLMTruncated,
     LLMUnavailable,
@@ -31,21 +37,17 @@ from app.llm.errors import (
 )
 from app.llm.parsing import extract_json
 from app.llm.providers import ProviderProfile, Strategy, merge_extra
+from app.llm.refusals import read_refusal
 from app.llm.schema import JSON
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# Phrases with which OpenAI, OpenRouter and vLLM (xgrammar/outlines) refuse a structured-output
-# request; any other 400 (context too long, bad message) is not a reason to change tier.
-_UNSUPPORTED = re.compile(
-    r"json_schema|response_format|structured.?output|schema|grammar|not supported|unsupported"
-    r"|unrecognized request argument|extra inputs are not permitted|extra_forbidden"
-    r"|unknown (?:field|parameter)",
-    re.IGNORECASE,
-)
-_NO_ENDPOINTS = re.compile(r"no endpoints found that (?:can handle|support)", re.IGNORECASE)
 MAX_BACKOFF_S = 8.0
+Key = tuple[str, str]
+# What a model can be learned to need: quirk name -> the refused parameter it answers.
+OMIT_TEMPERATURE = "omit_temperature"
+MAX_COMPLETION_TOKENS = "max_completion_tokens"
+_QUIRK_FOR_PARAMETER = {"temperature": OMIT_TEMPERATURE, "max_tokens": MAX_COMPLETION_TOKENS}
 
 
 @dataclass(frozen=True)
@@ -58,34 +60,81 @@ class Completion(Generic[T]):
 
 
 class CapabilityMemory:
-    """Which strategy to start from, per (base URL, model). A downgrade is forgotten after
-    ``ttl_s`` so a server that gains a feature (a vLLM upgrade) is tried on it again."""
+    """What is known per (base URL, model): the strategy to start from, and the parameters the
+    model refuses. A downgrade is forgotten after ``ttl_s`` so a server that gains a feature (a
+    vLLM upgrade) is tried on it again; a refused parameter is a property of the model and kept."""
 
     def __init__(self, ttl_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._start: dict[tuple[str, str], tuple[int, float]] = {}
+        self._start: dict[Key, tuple[int, float]] = {}
+        self._quirks: dict[Key, frozenset[str]] = {}
         self._ttl_s = ttl_s
         self._clock = clock
 
-    def start(self, key: tuple[str, str]) -> int:
+    def start(self, key: Key) -> int:
         index, since = self._start.get(key, (0, 0.0))
         if index and self._clock() - since > self._ttl_s:
             del self._start[key]
             return 0
         return index
 
-    def downgrade(self, key: tuple[str, str], to_index: int) -> None:
+    def downgrade(self, key: Key, to_index: int) -> None:
         if to_index > self.start(key):
             self._start[key] = (to_index, self._clock())
 
+    def quirks(self, key: Key) -> frozenset[str]:
+        return self._quirks.get(key, frozenset())
 
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        return json.dumps(body)[:500]
-    return str(exc.message)
+    def learn(self, key: Key, quirk: str) -> None:
+        self._quirks[key] = self.quirks(key) | {quirk}
+
+
+def _read_completion(response: Any) -> tuple[str | None, str | None]:
+    """(content, finish_reason) of a chat completion, whatever the server put in the 200."""
+    if isinstance(response, str | bytes | list) or response is None:
+        preview = str(response)[:80].replace("\n", " ")
+        raise LLMInvalidOutput(f"the LLM server's 200 is not a chat completion: {preview!r}")
+    error = getattr(response, "error", None)
+    choices = getattr(response, "choices", None)
+    if error and not choices:
+        # OpenRouter: an upstream failure after the 200 status was sent.
+        raise LLMUnavailable(f"the LLM server reported an error: {read_refusal(error, '').text}")
+    if not isinstance(choices, list) or not choices:
+        raise LLMInvalidOutput("the LLM server's reply has no choices")
+    choice = choices[0]
+    finish = getattr(choice, "finish_reason", None)
+    if finish == "error":
+        raise LLMUnavailable("the LLM provider failed while generating (finish_reason 'error')")
+    message = getattr(choice, "message", None)
+    if message is None:
+        raise LLMInvalidOutput("the LLM server's choice has no message")
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal:
+        raise LLMRejected(f"the model refused to answer: {refusal[:200]}")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise LLMInvalidOutput("the LLM server's message content is not text")
+    return content, finish if isinstance(finish, str) else None
+
+
+def _status_error(exc: openai.APIStatusError) -> LLMError:
+    refusal = read_refusal(exc.body, str(exc.message))
+    status = exc.status_code
+    if status in (400, 404, 422):
+        parameter = refusal.refused_parameter
+        if parameter is not None:
+            return LLMParameterRefused(refusal.text, parameter=parameter)
+        if refusal.no_endpoints:
+            # OpenRouter's require_parameters left no provider: a refusal of what was sent.
+            return LLMUnsupported(refusal.text, no_endpoints=True)
+        if status != 404 and refusal.about_schema:
+            return LLMUnsupported(refusal.text, this_call_only=refusal.schema_too_big)
+    if status == 404:
+        return LLMUnavailable(f"model or endpoint not found: {refusal.text}")
+    if status in (401, 403):
+        return LLMUnavailable(f"the LLM server refused the API key: {refusal.text}")
+    if status in (400, 422):
+        return LLMRejected(f"the LLM server rejected the request: {refusal.text}")
+    return LLMUnavailable(f"LLM server error {status}: {refusal.text}")
 
 
 class StructuredClient:
@@ -125,14 +174,22 @@ class StructuredClient:
     async def close(self) -> None:
         await self._sdk.close()
 
-    def _request(self, strategy: Strategy, system: str, user: str, schema: JSON, name: str) -> JSON:
+    def _request(
+        self,
+        strategy: Strategy,
+        quirks: frozenset[str],
+        system: str,
+        user: str,
+        schema: JSON,
+        name: str,
+    ) -> JSON:
         shaped = strategy.shape(schema)
         extra: JSON = dict(self.profile.extra_body)
         if strategy.tier != "prompted":
             extra = merge_extra(extra, self.profile.schema_extra_body)
-        kwargs: JSON = {}
+        request: JSON = {"model": self.model}
         if strategy.tier == "json_schema":
-            kwargs["response_format"] = {
+            request["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": shaped, "strict": True},
             }
@@ -143,59 +200,43 @@ class StructuredClient:
                 f"{system}\n\nReply with one JSON object and nothing else, no markdown. "
                 f"It must validate against this JSON Schema:\n{json.dumps(shaped)}"
             )
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        return {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "extra_body": extra or None,
-            **kwargs,
-        }
+        request["messages"] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        token_param = self.profile.token_param
+        if MAX_COMPLETION_TOKENS in quirks:
+            token_param = "max_completion_tokens"
+        request[token_param] = self.max_tokens
+        if OMIT_TEMPERATURE not in quirks:
+            request["temperature"] = self.temperature
+        request["extra_body"] = extra or None
+        return request
 
     async def _send(self, request: JSON) -> tuple[str | None, str | None]:
         """One HTTP exchange with bounded retries; returns (content, finish_reason)."""
         for attempt in range(self.max_retries + 1):
             try:
                 response = await self._sdk.chat.completions.create(**request)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                text = _error_text(exc)
-                if _UNSUPPORTED.search(text):
-                    raise LLMUnsupported(text) from exc
-                raise LLMRejected(f"the LLM server rejected the request: {text}") from exc
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                raise LLMUnavailable(
-                    f"the LLM server refused the API key: {_error_text(exc)}"
-                ) from exc
-            except openai.NotFoundError as exc:
-                text = _error_text(exc)
-                # OpenRouter answers 404 when provider.require_parameters leaves no provider that
-                # supports the request's parameters: a capability refusal, not a missing model.
-                if _NO_ENDPOINTS.search(text):
-                    raise LLMUnsupported(text) from exc
-                raise LLMUnavailable(f"model {self.model!r} or endpoint not found: {text}") from exc
             except (
                 openai.APIConnectionError,
                 openai.RateLimitError,
                 openai.InternalServerError,
             ) as exc:
-                retry_after = self._retry_after(exc)
                 if attempt == self.max_retries:
                     raise LLMUnavailable(
                         f"the LLM server did not answer after {attempt + 1} attempts: {exc}"
                     ) from exc
-                delay = retry_after or min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
+                delay = self._retry_after(exc) or min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
                 log.warning("llm call failed (%s), retrying in %.1fs", type(exc).__name__, delay)
                 await asyncio.sleep(delay)
                 continue
             except openai.APIStatusError as exc:
-                raise LLMUnavailable(
-                    f"LLM server error {exc.status_code}: {_error_text(exc)}"
-                ) from exc
-            if not response.choices:
-                raise LLMInvalidOutput("the LLM server returned no choices")
-            choice = response.choices[0]
-            return choice.message.content, choice.finish_reason
+                raise _status_error(exc) from exc
+            except (openai.APIResponseValidationError, ValueError) as exc:
+                # A 200 whose body is not JSON although it says so.
+                raise LLMInvalidOutput(f"the LLM server's 200 is not JSON: {exc}") from exc
+            return _read_completion(response)
         raise AssertionError("unreachable")
 
     @staticmethod
@@ -206,6 +247,47 @@ class StructuredClient:
             return min(MAX_BACKOFF_S, float(header)) if header else None
         except ValueError:
             return None
+
+    async def _attempt(
+        self,
+        strategy: Strategy,
+        system: str,
+        user: str,
+        schema: JSON,
+        name: str,
+        validate: Callable[[Any], T],
+    ) -> T:
+        """One strategy, sent again (at most once per parameter) while the model refuses an
+        ordinary parameter that can be left out or renamed."""
+        tentative: set[str] = set()
+        while True:
+            quirks = self.memory.quirks(self._key) | tentative
+            try:
+                content, finish = await self._send(
+                    self._request(strategy, quirks, system, user, schema, name)
+                )
+            except LLMParameterRefused as exc:
+                quirk = _QUIRK_FOR_PARAMETER[exc.parameter]
+                if quirk in quirks:
+                    raise LLMRejected(f"the LLM server keeps refusing: {exc.message}") from exc
+                log.info("model %s refuses %s; sending without it", self.model, exc.parameter)
+                self.memory.learn(self._key, quirk)
+                continue
+            except LLMUnsupported as exc:
+                # Behind OpenRouter's require_parameters, a provider that refuses temperature 0
+                # (reasoning models) looks like one that refuses the schema: try without first.
+                if exc.no_endpoints and OMIT_TEMPERATURE not in quirks:
+                    tentative.add(OMIT_TEMPERATURE)
+                    continue
+                raise
+            if tentative:
+                for quirk in tentative:
+                    self.memory.learn(self._key, quirk)
+            if finish == "length":
+                raise LLMTruncated(
+                    f"the reply hit max_tokens={self.max_tokens} before the JSON was complete"
+                )
+            return validate(extract_json(content))
 
     async def complete_json(
         self,
@@ -225,17 +307,13 @@ class StructuredClient:
         for index in range(first, len(strategies)):
             strategy = strategies[index]
             try:
-                content, finish = await self._send(
-                    self._request(strategy, system, user, schema, schema_name)
-                )
-                if finish == "length":
-                    raise LLMTruncated(
-                        f"the reply hit max_tokens={self.max_tokens} before the JSON was complete"
-                    )
-                value = validate(extract_json(content))
+                value = await self._attempt(strategy, system, user, schema, schema_name, validate)
             except LLMUnsupported as exc:
-                log.info("llm tier %s unsupported by %s: %s", strategy.name, self._key, exc.message)
-                self.memory.downgrade(self._key, index + 1)
+                if exc.this_call_only:
+                    log.info("llm tier %s refused this batch's schema: %s", strategy.name, exc)
+                else:
+                    log.info("llm tier %s unsupported by %s: %s", strategy.name, self._key, exc)
+                    self.memory.downgrade(self._key, index + 1)
                 last_error = exc
                 continue
             except LLMInvalidOutput as exc:

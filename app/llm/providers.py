@@ -1,15 +1,19 @@
 """Provider profiles: which structured-output strategies to try, in order, and the request extras
-each provider needs.
+each provider needs. Checked against each provider's documentation (2026-11; notes in
+``scripts/vllm/README.md`` and the README's provider section).
 
 - vllm: ``response_format`` json_schema, then ``extra_body.structured_outputs.json`` (vLLM >= 0.10;
   the older ``guided_json`` was removed in 0.12 and is now accepted and silently ignored, so it is
-  never sent), then prompted JSON. ``chat_template_kwargs`` (``enable_thinking: false`` for
-  reasoning models) ride along in ``extra_body``.
-- openrouter: json_schema with ``provider.require_parameters`` so OpenRouter only routes to
-  providers that honour it (when none does it answers 404 "No endpoints found that can handle the
-  requested parameters", which the client treats as a refusal of the tier); then the same with
-  ``$defs`` inlined for models that need flat schemas; then prompted JSON.
-- openai: json_schema in strict mode, reshaped to OpenAI's supported subset; then prompted JSON.
+  never sent), then prompted JSON. The full schema: ``$defs``, ``prefixItems``, ``const``.
+  ``chat_template_kwargs`` (``enable_thinking: false`` for reasoning models) ride along.
+- openai: json_schema in strict mode, in OpenAI's documented subset (no ``prefixItems``: an array
+  of ``anyOf`` chunk shapes; one-value enums; minItems/maxItems kept), within its 1000-enum
+  limit; ``max_completion_tokens`` (``max_tokens`` is deprecated and refused by reasoning models);
+  then prompted JSON.
+- openrouter: the same strict subset first (OpenAI models behind OpenRouter refuse ``prefixItems``
+  as "array schema missing items"), with ``provider.require_parameters`` so OpenRouter only routes
+  to providers that honour the schema; then a basic variant without array and number bounds and
+  without ``$defs`` for routes that refuse those (Anthropic refuses maxItems); then prompted JSON.
 """
 
 from __future__ import annotations
@@ -18,26 +22,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.llm.schema import JSON, inline_refs, openai_strict
+from app.llm.schema import JSON, OPENAI_ENUM_BUDGET, inline_refs, portable
 
 Tier = Literal["json_schema", "structured_outputs", "prompted"]
-Variant = Literal["full", "inlined", "openai_strict"]
+Variant = Literal["full", "strict", "basic"]
+TokenParam = Literal["max_tokens", "max_completion_tokens"]
 
 
 @dataclass(frozen=True)
 class Strategy:
     tier: Tier
     variant: Variant = "full"
+    enum_budget: int | None = None
 
     @property
     def name(self) -> str:
         return self.tier if self.variant == "full" else f"{self.tier}+{self.variant}"
 
     def shape(self, schema: JSON) -> JSON:
-        if self.variant == "inlined":
-            return inline_refs(schema)
-        if self.variant == "openai_strict":
-            return openai_strict(schema)
+        if self.variant == "strict":
+            return portable(schema, bounds=True, enum_budget=self.enum_budget)
+        if self.variant == "basic":
+            return inline_refs(portable(schema, bounds=False, enum_budget=self.enum_budget))
         return schema
 
 
@@ -48,6 +54,7 @@ class ProviderProfile:
     extra_body: JSON = field(default_factory=dict)  # sent with every tier
     schema_extra_body: JSON = field(default_factory=dict)  # only with the schema tiers
     headers: dict[str, str] = field(default_factory=dict)
+    token_param: TokenParam = "max_tokens"
 
 
 def merge_extra(base: JSON, extra: JSON) -> JSON:
@@ -65,11 +72,11 @@ def merge_extra(base: JSON, extra: JSON) -> JSON:
 _STRATEGIES: dict[str, tuple[Strategy, ...]] = {
     "vllm": (Strategy("json_schema"), Strategy("structured_outputs"), Strategy("prompted")),
     "openrouter": (
-        Strategy("json_schema"),
-        Strategy("json_schema", "inlined"),
+        Strategy("json_schema", "strict", OPENAI_ENUM_BUDGET),
+        Strategy("json_schema", "basic", OPENAI_ENUM_BUDGET),
         Strategy("prompted"),
     ),
-    "openai": (Strategy("json_schema", "openai_strict"), Strategy("prompted")),
+    "openai": (Strategy("json_schema", "strict", OPENAI_ENUM_BUDGET), Strategy("prompted")),
 }
 
 
@@ -94,4 +101,5 @@ def build_profile(
         # providers for ordinary parameters (temperature on some reasoning models).
         schema_extra["provider"] = {"require_parameters": True}
         headers["X-Title"] = "highlight-service"
-    return ProviderProfile(provider, strategies, extra, schema_extra, headers)
+    token_param: TokenParam = "max_completion_tokens" if provider == "openai" else "max_tokens"
+    return ProviderProfile(provider, strategies, extra, schema_extra, headers, token_param)

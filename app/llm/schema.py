@@ -38,31 +38,55 @@ def inline_refs(schema: JSON) -> JSON:
     return walk(copy.deepcopy(schema), 0)  # type: ignore[no-any-return]
 
 
-# Keywords OpenAI's strict mode refuses (platform docs, "Supported schemas"); they only tighten
-# a schema, so dropping them keeps every valid answer valid and the service re-checks the rest.
-_OPENAI_UNSUPPORTED = (
-    "prefixItems",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minLength",
-    "maxLength",
-)
+# Keywords outside OpenAI's strict subset ("Supported schemas", structured-outputs guide); they
+# only tighten a schema, so dropping them keeps every valid answer valid, and the service checks
+# the reply again. minItems/maxItems and minimum/maximum are in the subset and are kept.
+_STRICT_UNSUPPORTED = ("prefixItems", "uniqueItems", "minLength", "maxLength", "title")
+# Also refused by some routes OpenRouter reaches (Anthropic: "For 'array' type, property
+# 'maxItems' is not supported", "For 'integer' type, property 'minimum' is not supported").
+_BOUNDS = ("minItems", "maxItems", "minimum", "maximum")
+# OpenAI: "A schema may have up to 1000 enum values across all enum properties"; 1000 itself was
+# seen refused, so 999 is the budget.
+OPENAI_ENUM_BUDGET = 999
 
 
-def openai_strict(schema: JSON) -> JSON:
-    """OpenAI strict mode: every object closed with all properties required, no tuple arrays.
-    A ``prefixItems`` list becomes ``items: {anyOf: [...]}``, so each element must still be one of
-    the allowed shapes, and the service puts them in order afterwards."""
+def count_enum_values(schema: JSON) -> int:
+    """Enum values in ``schema``, counting a definition once per reference (inlined, it would be
+    repeated)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, depth: int) -> int:
+        if depth > 32:
+            return 0
+        if isinstance(node, list):
+            return sum(walk(item, depth + 1) for item in node)
+        if not isinstance(node, dict):
+            return 0
+        total = len(node["enum"]) if isinstance(node.get("enum"), list) else 0
+        if isinstance(node.get("$ref"), str):
+            total += walk(_resolve(node["$ref"], defs), depth + 1)
+        return total + sum(walk(v, depth + 1) for k, v in node.items() if k != "$defs")
+
+    return walk(schema, 0)
+
+
+def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> JSON:
+    """The subset OpenAI's strict mode takes, which every major route behind OpenRouter also
+    takes: every object closed with all its properties required, no tuple arrays (a
+    ``prefixItems`` list becomes ``items: {anyOf: [...]}``, so each element is still one of the
+    batch's chunk shapes and the service puts them in order), ``const`` as a one-value ``enum``.
+    ``bounds``: keep minItems/maxItems/minimum/maximum. When the integer enums (sentence ids) would
+    exceed ``enum_budget``, they become ranges (or plain integers without bounds): a smaller
+    schema for this one batch, rather than a refusal that would cost the tier."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
             return [walk(item) for item in node]
         if not isinstance(node, dict):
             return node
-        out = {k: walk(v) for k, v in node.items() if k not in _OPENAI_UNSUPPORTED}
+        dropped = _STRICT_UNSUPPORTED + (() if bounds else _BOUNDS)
+        out = {k: walk(v) for k, v in node.items() if k not in dropped}
         if "const" in out:
-            # The documented subset names enum, not const; a one-value enum means the same.
             out["enum"] = [out.pop("const")]
         if "prefixItems" in node:
             out["items"] = {"anyOf": walk(node["prefixItems"])}
@@ -71,4 +95,24 @@ def openai_strict(schema: JSON) -> JSON:
             out["required"] = list(out["properties"])
         return out
 
-    return walk(copy.deepcopy(schema))  # type: ignore[no-any-return]
+    shaped: JSON = walk(copy.deepcopy(schema))
+    if enum_budget is not None and count_enum_values(shaped) > enum_budget:
+        shaped = _integer_enums_as_ranges(shaped, bounds)
+    return shaped
+
+
+def _integer_enums_as_ranges(schema: JSON, bounds: bool) -> JSON:
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        values = out.get("enum")
+        if out.get("type") == "integer" and isinstance(values, list) and values:
+            del out["enum"]
+            if bounds:
+                out["minimum"], out["maximum"] = min(values), max(values)
+        return out
+
+    return walk(schema)  # type: ignore[no-any-return]

@@ -7,9 +7,10 @@ import json
 import pickle
 from pathlib import Path
 
-from app.alignment.index import DocumentIndex, IndexCache, file_sha256
+from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import locate
 from app.alignment.locate_cli import run
+from app.documents.storage import sha256_of_file
 
 from .conftest import REPEATED
 
@@ -46,11 +47,21 @@ def test_index_pickles(sample_index: DocumentIndex) -> None:
 
 
 def test_cache_memory_and_disk(sample_pdf: Path, tmp_path: Path) -> None:
+    builds: list[int] = []
+
+    def build() -> DocumentIndex:
+        builds.append(1)
+        return build_index(sample_pdf.read_bytes())
+
+    sha = sha256_of_file(sample_pdf)
     cache = IndexCache(cache_dir=tmp_path, max_entries=2)
-    first = cache.get(sample_pdf)
-    assert cache.get(sample_pdf, file_sha256(sample_pdf)) is first
+    first = cache.get(sha, build)
+    assert cache.get(sha, build) is first
+    assert len(builds) == 1
     assert len(list(tmp_path.glob("*.pickle"))) == 1
-    from_disk = IndexCache(cache_dir=tmp_path).get(sample_pdf)
+    from_disk = IndexCache(cache_dir=tmp_path).get(sha, build)
+    assert len(builds) == 1
     assert from_disk is not first
     assert from_disk.chars == first.chars
-    assert IndexCache().get(sample_pdf).page_count == 4
+    assert IndexCache().get(sha, build).page_count == 4
+    assert len(builds) == 2

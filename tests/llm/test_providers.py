@@ -1,14 +1,15 @@
-"""Request shapes of each provider profile, checked on the wire against the scripted server.
+"""Each provider profile as the provider really behaves, on the wire, against scripted stand-ins
+that answer with the providers' real error bodies (tests/fixtures/providers.py lists the sources).
 
-Documented behaviour the profiles follow:
 - vLLM (docs "Structured Outputs", 0.12+): ``structured_outputs: {"json": schema}`` in the body;
   ``guided_json`` was removed and is ignored; ``chat_template_kwargs`` in the body.
-- OpenRouter (docs "Structured Outputs" / "Provider Routing"): ``response_format`` json_schema, and
-  ``provider: {"require_parameters": true}`` routes only to providers that support it; when none
-  does, it answers HTTP 404 ``{"error": {"message": "No endpoints found that can handle the
-  requested parameters.", "code": 404}}`` (reported in block/buzz#3018, xorbitsai/xagent#1575).
-- OpenAI (docs "Structured Outputs", supported schemas): strict mode needs every object closed
-  (``additionalProperties: false``) with all properties required.
+- OpenAI (docs "Structured model outputs", "Supported schemas"): strict mode takes anyOf, $defs,
+  enum, minItems/maxItems and minimum/maximum, refuses tuple arrays ("array schema missing
+  items"), and allows 1000 enum values per schema; reasoning models refuse max_tokens and
+  temperature 0.
+- OpenRouter (docs "Errors", "Provider Routing", "Structured Outputs"): relays a provider's
+  refusal as "Provider returned error" with the body in ``metadata.raw``; with
+  ``require_parameters`` a 404 "No endpoints found that can handle the requested parameters."
 """
 
 from __future__ import annotations
@@ -17,14 +18,21 @@ from typing import Any
 
 import pytest
 
+from app.alignment.sentences import split_sentences
 from app.highlights.contract import ChunkChoice, narrowed_schema, validate_reply
-from app.llm.client import StructuredClient
+from app.highlights.prompts import PromptChunk, user_prompt
+from app.llm.client import CapabilityMemory, StructuredClient
 from app.llm.errors import LLMRejected
 from app.llm.providers import build_profile, merge_extra
-from app.llm.schema import inline_refs, openai_strict
+from app.llm.schema import count_enum_values, inline_refs, portable
 from tests.fixtures.llm_server import Reply, ScriptedLLM, error
-
-CHOICES = [ChunkChoice("a-c0001", 4), ChunkChoice("a-c0002", 2)]
+from tests.fixtures.providers import (
+    OpenAIModel,
+    OpenRouter,
+    anthropic_schema_problem,
+    openai_schema_problem,
+    openrouter_relay,
+)
 
 
 def walk(node: Any) -> list[dict[str, Any]]:
@@ -35,25 +43,48 @@ def walk(node: Any) -> list[dict[str, Any]]:
     return []
 
 
-async def call(server: ScriptedLLM, provider: str, **profile: Any) -> str:
-    client = StructuredClient(
+def batch_of(chunks: int, sentences: int) -> tuple[list[ChunkChoice], str]:
+    text = " ".join(f"Sentence number {i} of the passage is here." for i in range(sentences))
+    prompt_chunks = [PromptChunk(f"a-c{n:04d}", split_sentences(text)) for n in range(chunks)]
+    choices = [ChunkChoice(c.chunk_id, len(c.sentences)) for c in prompt_chunks]
+    return choices, user_prompt("q?", "an answer", prompt_chunks)
+
+
+def make_client(server: ScriptedLLM, provider: str, **profile: Any) -> StructuredClient:
+    memory = profile.pop("memory", None) or CapabilityMemory()
+    return StructuredClient(
         base_url=server.base_url,
         model="m",
         api_key="k",
         profile=build_profile(provider, **profile),
         backoff_s=0.01,
+        memory=memory,
     )
+
+
+async def ask(client: StructuredClient, chunks: int = 2, sentences: int = 4) -> str:
+    choices, user = batch_of(chunks, sentences)
+    done = await client.complete_json(
+        system="s",
+        user=user,
+        schema=narrowed_schema(choices, 2),
+        schema_name="HighlightBatchResult",
+        validate=lambda raw: validate_reply(raw, choices, 2),
+    )
+    assert len(done.value.by_chunk) == chunks
+    return done.strategy
+
+
+async def call(server: ScriptedLLM, provider: str, **profile: Any) -> str:
+    client = make_client(server, provider, **profile)
     try:
-        done = await client.complete_json(
-            system="s",
-            user="u",
-            schema=narrowed_schema(CHOICES, 2),
-            schema_name="HighlightBatchResult",
-            validate=lambda raw: validate_reply(raw, CHOICES, 2),
-        )
-        return done.strategy
+        return await ask(client)
     finally:
         await client.close()
+
+
+def schema_sent(body: dict[str, Any]) -> dict[str, Any]:
+    return body["response_format"]["json_schema"]["schema"]  # type: ignore[no-any-return]
 
 
 async def test_vllm_merges_chat_template_kwargs_with_structured_outputs(
@@ -73,61 +104,148 @@ async def test_vllm_merges_chat_template_kwargs_with_structured_outputs(
     assert not any(k.startswith("guided") for r in scripted_llm.requests for k in r)
 
 
-async def test_openrouter_requires_parameters_and_inlines_defs_when_refused(
+async def test_openrouter_with_an_openai_model_is_served_by_the_first_schema_tier(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    # The README's own developer setting: openai/gpt-4o-mini through OpenRouter.
+    scripted_llm.handler = OpenRouter(scripted_llm, OpenAIModel(scripted_llm))
+    assert await call(scripted_llm, "openrouter") == "json_schema+strict"
+    (body,) = scripted_llm.requests
+    assert body["provider"] == {"require_parameters": True}
+    assert body["_headers"]["authorization"] == "Bearer k"
+    schema = schema_sent(body)
+    assert openai_schema_problem(schema, "HighlightBatchResult") is None
+    assert not any("prefixItems" in node or "const" in node for node in walk(schema))
+    results = schema["properties"]["results"]
+    assert (results["minItems"], results["maxItems"]) == (2, 2)
+    assert len(results["items"]["anyOf"]) == 2
+    assert schema["$defs"]["Chunk1"]["properties"]["chunk_id"] == {
+        "type": "string",
+        "enum": ["a-c0001"],
+    }
+
+
+def test_the_old_schema_is_what_openai_refuses() -> None:
+    # Why the route above never used the LLM before: both schema tiers sent prefixItems.
+    choices, _ = batch_of(2, 4)
+    for schema in (narrowed_schema(choices, 2), inline_refs(narrowed_schema(choices, 2))):
+        problem = openai_schema_problem(schema, "HighlightBatchResult")
+        assert problem is not None
+        assert "array schema missing items" in problem
+
+
+async def test_openrouter_with_an_anthropic_model_drops_bounds_and_remembers(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.handler = OpenRouter(scripted_llm, anthropic=True)
+    memory = CapabilityMemory()
+    assert await call(scripted_llm, "openrouter", memory=memory) == "json_schema+basic"
+    refused, served = scripted_llm.requests
+    assert "maxItems" in str(schema_sent(refused))
+    basic = schema_sent(served)
+    assert anthropic_schema_problem(basic) is None
+    assert "$defs" not in basic
+    assert not any("$ref" in node for node in walk(basic))
+    # Learned: the next call goes straight to the basic variant.
+    assert await call(scripted_llm, "openrouter", memory=memory) == "json_schema+basic"
+    assert len(scripted_llm.requests) == 3
+
+
+async def test_openai_reasoning_model_gets_max_completion_tokens_and_learns_temperature(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.handler = OpenAIModel(scripted_llm, reasoning=True)
+    memory = CapabilityMemory()
+    assert await call(scripted_llm, "openai", memory=memory) == "json_schema+strict"
+    refused, served = scripted_llm.requests
+    for body in (refused, served):
+        assert "max_tokens" not in body
+        assert body["max_completion_tokens"] == 1024
+    assert refused["temperature"] == 0
+    assert "temperature" not in served
+    # Per model, like the tier memory: the next call is one request, and the tier is kept.
+    assert await call(scripted_llm, "openai", memory=memory) == "json_schema+strict"
+    assert len(scripted_llm.requests) == 3
+    assert "temperature" not in scripted_llm.requests[-1]
+    assert memory.start((scripted_llm.base_url, "m")) == 0
+
+
+async def test_openrouter_relayed_parameter_refusals_are_read_from_metadata_raw(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.handler = OpenRouter(scripted_llm, OpenAIModel(scripted_llm, reasoning=True))
+    memory = CapabilityMemory()
+    assert await call(scripted_llm, "openrouter", memory=memory) == "json_schema+strict"
+    sent = scripted_llm.requests
+    assert [("max_tokens" in b, "temperature" in b) for b in sent] == [
+        (True, True),
+        (False, True),
+        (False, False),
+    ]
+    assert sent[-1]["max_completion_tokens"] == 1024
+    await call(scripted_llm, "openrouter", memory=memory)
+    assert len(scripted_llm.requests) == 4
+
+
+async def test_openrouter_no_endpoints_for_temperature_retries_without_it(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.handler = OpenRouter(scripted_llm, refuses_temperature_when_required=True)
+    memory = CapabilityMemory()
+    assert await call(scripted_llm, "openrouter", memory=memory) == "json_schema+strict"
+    refused, served = scripted_llm.requests
+    assert "temperature" in refused
+    assert "temperature" not in served
+    assert served["provider"] == {"require_parameters": True}
+    assert memory.start((scripted_llm.base_url, "m")) == 0
+
+
+async def test_a_batch_over_openais_enum_limit_is_sent_with_a_smaller_schema(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.handler = OpenAIModel(scripted_llm)
+    memory = CapabilityMemory()
+    client = make_client(scripted_llm, "openai", memory=memory)
+    # 12 chunks of 90 sentences: 1,092 enum values enumerated, over OpenAI's 1,000.
+    assert count_enum_values(portable(narrowed_schema(batch_of(12, 90)[0], 2), bounds=True)) > 1000
+    assert await ask(client, chunks=12, sentences=90) == "json_schema+strict"
+    (big,) = scripted_llm.requests
+    sentence = schema_sent(big)["$defs"]["SentenceOfChunk3"]["properties"]["sentence_id"]
+    assert sentence == {"type": "integer", "minimum": 1, "maximum": 90}
+    # A small batch keeps its enums: nothing was downgraded.
+    assert await ask(client, chunks=2, sentences=4) == "json_schema+strict"
+    small = schema_sent(scripted_llm.requests[-1])
+    assert small["$defs"]["SentenceOfChunk0"]["properties"]["sentence_id"]["enum"] == [1, 2, 3, 4]
+    await client.close()
+
+
+async def test_a_schema_refused_for_its_size_moves_on_for_that_call_only(
     scripted_llm: ScriptedLLM,
 ) -> None:
     def handler(body: dict[str, Any]) -> Reply:
-        schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
-        if "$defs" in schema:
-            return error(400, "Provider returned error: Invalid schema: $ref is not supported")
+        # A route with a smaller limit than OpenAI's (Azure: "The compiled grammar is too large").
+        if "response_format" in body and count_enum_values(schema_sent(body)) > 100:
+            inner = {"error": {"message": "The compiled grammar is too large", "code": "400"}}
+            return openrouter_relay(400, inner, "Azure")
         return scripted_llm.honour_schema(body)
 
     scripted_llm.handler = handler
-    assert await call(scripted_llm, "openrouter") == "json_schema+inlined"
-    first, second = scripted_llm.requests
-    for body in (first, second):
-        assert body["provider"] == {"require_parameters": True}
-        assert body["response_format"]["type"] == "json_schema"
-        assert body["_headers"]["authorization"] == "Bearer k"
-    flat = second["response_format"]["json_schema"]["schema"]
-    assert "$defs" not in flat
-    assert not any("$ref" in n for n in walk(flat))
-
-
-async def test_openai_profile_sends_strict_subset(scripted_llm: ScriptedLLM) -> None:
-    assert await call(scripted_llm, "openai") == "json_schema+openai_strict"
-    (body,) = scripted_llm.requests
-    schema = body["response_format"]["json_schema"]["schema"]
-    assert "structured_outputs" not in body
-    assert "provider" not in body
-    for node in walk(schema):
-        assert "prefixItems" not in node
-        assert "maxItems" not in node
-        if node.get("type") == "object":
-            assert node["additionalProperties"] is False
-            assert sorted(node["required"]) == sorted(node["properties"])
-    assert len(schema["properties"]["results"]["items"]["anyOf"]) == 2
-    assert schema["$defs"]["Chunk1"]["properties"]["chunk_id"] == {
-        "type": "string",
-        "enum": ["a-c0002"],
-    }
-    assert not any("const" in node for node in walk(schema))
+    memory = CapabilityMemory()
+    client = make_client(scripted_llm, "openrouter", memory=memory)
+    assert await ask(client, chunks=4, sentences=40) == "prompted"
+    assert memory.start((scripted_llm.base_url, "m")) == 0
+    assert await ask(client, chunks=2, sentences=4) == "json_schema+strict"
+    await client.close()
 
 
 def test_inline_refs_resolves_every_reference() -> None:
-    schema = narrowed_schema(CHOICES, 2)
-    flat = inline_refs(schema)
+    choices, _ = batch_of(2, 4)
+    flat = inline_refs(narrowed_schema(choices, 2))
     items = flat["properties"]["results"]["prefixItems"]
-    assert items[1]["properties"]["chunk_id"]["const"] == "a-c0002"
+    assert items[1]["properties"]["chunk_id"]["const"] == "a-c0001"
     assert items[0]["properties"]["relevant_sentences"]["items"]["properties"]["sentence_id"][
         "enum"
     ] == [1, 2, 3, 4]
-
-
-def test_openai_strict_keeps_every_chunk_shape() -> None:
-    strict = openai_strict(narrowed_schema(CHOICES, 2))
-    refs = [n["$ref"] for n in strict["properties"]["results"]["items"]["anyOf"]]
-    assert refs == ["#/$defs/Chunk0", "#/$defs/Chunk1"]
 
 
 def test_merge_extra_does_not_clobber_nested_keys() -> None:
@@ -152,7 +270,13 @@ async def test_openrouter_no_endpoints_404_moves_to_prompted_without_require_par
     scripted_llm.handler = handler
     assert await call(scripted_llm, "openrouter") == "prompted"
     *refused, prompted = scripted_llm.requests
-    assert [r["provider"] for r in refused] == [{"require_parameters": True}] * 2
+    # Each schema variant is tried with temperature and then without it, before giving up on it.
+    assert [("temperature" in r, r["provider"]) for r in refused] == [
+        (True, {"require_parameters": True}),
+        (False, {"require_parameters": True}),
+        (True, {"require_parameters": True}),
+        (False, {"require_parameters": True}),
+    ]
     assert "provider" not in prompted
     assert "response_format" not in prompted
 

@@ -1,0 +1,33 @@
+"""Field types shared by the API models.
+
+Text that reaches the database must be storable everywhere: PostgreSQL refuses NUL characters in
+text, and a lone surrogate (a JSON ``"\\ud800"`` escape) cannot be encoded as UTF-8 by either
+database or by the JSON response that echoes it. Such input gets a 422 naming the field, instead
+of a 500 from deep inside a driver. The pattern is also published in the OpenAPI document, so
+generated clients and fuzzers know the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+NO_NUL_PATTERN = r"^[^\x00]*$"
+# PostgreSQL's and SQLite's INTEGER: larger numbers cannot be stored.
+MAX_INT32 = 2**31 - 1
+
+
+def _storable(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (\\u0000) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (it holds a lone surrogate)") from None
+    return value
+
+
+StorableText = Annotated[
+    str, AfterValidator(_storable), Field(json_schema_extra={"pattern": NO_NUL_PATTERN})
+]

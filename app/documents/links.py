@@ -1,0 +1,44 @@
+"""Links to a document's PDF, as batch results carry them (``…/pdf#page=N``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+from app.core.security import TokenRegistry
+
+# Expiry times are rounded up to the hour, so every answer within an hour carries the same link.
+_ROUND_S = 3600
+
+
+@dataclass(frozen=True)
+class PdfLinks:
+    """``base_url`` (HIGHLIGHT_PUBLIC_BASE_URL) makes links absolute; ``prefix`` is the path the
+    caller used (the legacy ``/api/v1``); with ``tokens`` enabled links carry a signature."""
+
+    prefix: str = ""
+    tokens: TokenRegistry | None = None
+    ttl_s: int = 24 * 3600
+    base_url: str = ""
+    clock: Callable[[], float] = field(default=time.time, compare=False)
+
+    def signed_query(self, document_id: str) -> str:
+        """``?expires=…&signature=…`` when auth is on, else empty."""
+        if self.tokens is None or not self.tokens.enabled:
+            return ""
+        expires = (int(self.clock()) // _ROUND_S + 1) * _ROUND_S + self.ttl_s
+        return f"?expires={expires}&signature={self.tokens.link_signature(document_id, expires)}"
+
+    def viewer(self, document_id: str, highlight_ids: list[str]) -> str:
+        """The reference viewer with these highlights (signed like the PDF link when auth is on,
+        so it opens in a reader's browser)."""
+        query = [("document_id", document_id), *(("highlight", h) for h in highlight_ids)]
+        signed = self.signed_query(document_id)
+        extra = f"&{signed[1:]}" if signed else ""
+        return f"{self.base_url}{self.prefix}/viewer?{urlencode(query)}{extra}"
+
+    def pdf(self, document_id: str, page: int) -> str:
+        path = f"{self.base_url}{self.prefix}/v2/documents/{quote(document_id, safe='')}/pdf"
+        return f"{path}{self.signed_query(document_id)}#page={page}"

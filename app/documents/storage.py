@@ -1,0 +1,213 @@
+"""The one owner of PDF files: where they live, what they hash to, and whether the file on disk is
+still the one a document was ingested with.
+
+Everything that opens a stored PDF goes through ``PdfStorage``. ``verify`` runs on every open, not
+only when an index is built: a PDF replaced or truncated under a running service must never be
+highlighted with rectangles computed from its old content. It costs one ``stat`` while the file is
+untouched; any change to its identity (device, inode, size, mtime, ctime) triggers a full re-hash.
+ctime cannot be set by a user, so even a rewrite that keeps size and mtime is noticed.
+
+Errors raised here are ``AppError`` subclasses; callers that answer per citation turn
+``PdfMissing`` and ``PdfChanged`` into the reasons ``pdf_unavailable`` and ``pdf_changed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pymupdf
+
+from app.core.errors import BadRequest, Conflict, NotFound
+
+COPY_DIR = "ingested"
+# Most file systems refuse a name longer than this many bytes (ENAMETOOLONG).
+MAX_NAME_BYTES = 255
+
+Fingerprint = tuple[int, int, int, int, int]
+
+
+class PdfMissing(NotFound):
+    pass
+
+
+class PdfChanged(Conflict):
+    pass
+
+
+@dataclass(frozen=True)
+class PdfFacts:
+    sha256: str
+    page_count: int
+    title: str = ""  # the PDF's own metadata title, when it has one
+
+
+def source_path_problem(source_path: str) -> str | None:
+    """Why ``source_path`` cannot name a file under the root, or None. Pure, so the API model can
+    refuse it with a 422 naming the field before anything touches the disk."""
+    if "\x00" in source_path:
+        return "must not contain NUL characters"
+    if "\\" in source_path or PurePosixPath(source_path).is_absolute():
+        return "must be relative to the PDF root (forward slashes, no leading '/')"
+    parts = PurePosixPath(source_path).parts
+    if not parts:
+        return "must name a file"
+    if ".." in parts:
+        return "must not contain '..' (it would point outside the PDF root)"
+    too_long = [p for p in parts if len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES]
+    if too_long:
+        return f"has a path part of more than {MAX_NAME_BYTES} bytes, which no file system accepts"
+    return None
+
+
+def sha256_of_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fingerprint(stat: os.stat_result) -> Fingerprint:
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
+    """Blocking: the page count and metadata title of a PDF that can be read without a password.
+    ``name`` (never a server path) is what error messages show."""
+    try:
+        doc = pymupdf.open(data) if isinstance(data, Path) else pymupdf.open(stream=data)
+    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+        raise BadRequest(f"{name} cannot be opened as a PDF (damaged or not a PDF)") from exc
+    with doc:
+        if not doc.is_pdf:
+            raise BadRequest(f"{name} is not a PDF")
+        if doc.needs_pass:
+            raise BadRequest(
+                f"{name} is encrypted with a user password; store a decrypted copy "
+                "(e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that"
+            )
+        title = " ".join(str((doc.metadata or {}).get("title") or "").split())
+        return int(doc.page_count), title[:500]
+
+
+class PdfStorage:
+    """PDFs under one root folder (``HIGHLIGHT_PDF_ROOT``). Thread-safe: the batch opens PDFs from
+    a worker thread while requests check them from the event loop's threads."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._verified: dict[Path, tuple[Fingerprint, str]] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, source_path: str) -> Path:
+        """The absolute path of ``source_path``, refusing anything that escapes the root
+        (``..``, absolute paths, symlinks pointing out)."""
+        problem = source_path_problem(source_path)
+        if problem:
+            raise BadRequest(f"source_path {problem}")
+        resolved = (self.root / source_path).resolve()
+        if not resolved.is_relative_to(self.root):
+            raise BadRequest("source_path points outside the PDF root")
+        return resolved
+
+    def relative(self, path: Path) -> str | None:
+        """``path`` relative to the root (forward slashes), or None when it lies outside."""
+        resolved = path.resolve()
+        if resolved.is_relative_to(self.root):
+            return resolved.relative_to(self.root).as_posix()
+        return None
+
+    def facts(self, source_path: str) -> PdfFacts:
+        """Blocking: hash and page count of a PDF under the root, refusing what cannot be read."""
+        path = self.resolve(source_path)
+        if not path.is_file():
+            raise BadRequest(
+                f"no PDF at source_path {source_path!r} under the PDF root; "
+                "copy the file there first (or use `highlight-service ingest`)"
+            )
+        before = _fingerprint(path.stat())
+        sha256 = sha256_of_file(path)
+        page_count, title = inspect_pdf(path, PurePosixPath(source_path).name)
+        self._remember(path, before, sha256)
+        return PdfFacts(sha256, page_count, title)
+
+    def store_copy(self, data: bytes, sha256: str) -> str:
+        """Write a PDF into the root named by its content, so re-ingesting never overwrites a file
+        that a stored document still points at. Returns the path relative to the root."""
+        relative = f"{COPY_DIR}/{sha256}.pdf"
+        target = self.root / relative
+        if not target.is_file() or sha256_of_file(target) != sha256:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        return relative
+
+    def verify(self, source_path: str, sha256: str) -> Path:
+        """The path of a stored document's PDF, checked against the hash it was ingested with.
+        Raises PdfMissing or PdfChanged."""
+        path = self._existing(source_path)
+        try:
+            current = _fingerprint(path.stat())
+        except OSError as exc:
+            raise PdfMissing(f"the PDF {source_path!r} is missing from the PDF root") from exc
+        with self._lock:
+            known = self._verified.get(path)
+        if known == (current, sha256):
+            return path
+        actual = sha256_of_file(path)
+        self._check(source_path, sha256, actual)
+        self._remember(path, current, actual)
+        return path
+
+    def read_verified(self, source_path: str, sha256: str) -> bytes:
+        """Blocking: the bytes of a stored document's PDF, hashed as read, so what is indexed is
+        exactly what was checked. Raises PdfMissing or PdfChanged."""
+        path = self._existing(source_path)
+        try:
+            before = _fingerprint(path.stat())
+            data = path.read_bytes()
+        except OSError as exc:
+            raise PdfMissing(f"the PDF {source_path!r} cannot be read") from exc
+        self._check(source_path, sha256, hashlib.sha256(data).hexdigest())
+        self._remember(path, before, sha256)
+        return data
+
+    def _existing(self, source_path: str) -> Path:
+        try:
+            path = self.resolve(source_path)
+        except BadRequest as exc:
+            # A stored path that no longer resolves (the root moved, a symlink changed).
+            raise PdfMissing(f"the PDF {source_path!r} is not under the PDF root") from exc
+        if not path.is_file():
+            raise PdfMissing(f"the PDF {source_path!r} is missing from the PDF root")
+        return path
+
+    @staticmethod
+    def _check(source_path: str, expected: str, actual: str) -> None:
+        if actual != expected:
+            raise PdfChanged(
+                f"the PDF {source_path!r} is not the file that was ingested "
+                f"(sha256 {actual[:12]}…, expected {expected[:12]}…); re-ingest the document"
+            )
+
+    def _remember(self, path: Path, before: Fingerprint, sha256: str) -> None:
+        # Only when the file did not change while it was hashed; otherwise the next open
+        # simply hashes again.
+        try:
+            after = _fingerprint(path.stat())
+        except OSError:
+            return
+        if after == before:
+            with self._lock:
+                self._verified[path] = (after, sha256)

@@ -1,0 +1,109 @@
+"""Read what an OpenAI-compatible server says when it refuses a request, and decide what it means.
+
+Bodies as the providers really send them:
+- OpenAI: ``{"error": {"message", "type", "param", "code"}}`` (``code`` a string or null), e.g.
+  ``param: "max_tokens", code: "unsupported_parameter"`` from reasoning models, or
+  ``"Invalid schema for response_format '…': … array schema missing items."``.
+- OpenRouter: ``{"error": {"message": "Provider returned error", "code": 400, "metadata":
+  {"raw": "<the provider's own error body, as a JSON string or plain text>",
+  "provider_name": "OpenAI", ...}}}``; the useful words are inside ``metadata.raw``. With
+  ``provider.require_parameters``, a 404 ``"No endpoints found that can handle the requested
+  parameters."`` means no provider takes what was sent.
+- vLLM: ``{"error": {"message", "type": "BadRequestError", "param", "code": 400}}``; before 0.9
+  the same fields without the ``error`` wrapper.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Phrases with which OpenAI, OpenRouter's providers and vLLM (xgrammar/outlines) refuse a
+# structured-output request; any other 400 (context too long, bad message) is not about the tier.
+_SCHEMA = re.compile(
+    r"json_schema|response_format|structured.?output|schema|grammar"
+    r"|unrecognized request argument|extra inputs are not permitted|extra_forbidden"
+    r"|unknown (?:field|parameter)|'(?:prefixItems|minItems|maxItems|const|\$defs)'",
+    re.IGNORECASE,
+)
+# A schema refused for its size (OpenAI's enum and property limits, a grammar too large to
+# compile): this batch's schema, not the tier, is the problem.
+_TOO_BIG = re.compile(
+    r"expected at most|too (?:large|big|many|complex|long)|exceed|maximum (?:number|size)",
+    re.IGNORECASE,
+)
+_NO_ENDPOINTS = re.compile(r"no endpoints found that (?:can handle|support)", re.IGNORECASE)
+# "Unsupported parameter: 'max_tokens' …", "Unsupported value: 'temperature' does not support 0"
+_PARAMETER = re.compile(r"unsupported (?:parameter|value): '(\w+)'", re.IGNORECASE)
+ADJUSTABLE = frozenset({"max_tokens", "temperature"})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The provider's own words (OpenRouter's wrapper and the inner error joined) and, when the
+    body names one, the request parameter it refused."""
+
+    text: str
+    param: str | None = None
+
+    @property
+    def refused_parameter(self) -> str | None:
+        named = self.param if self.param in ADJUSTABLE else None
+        found = _PARAMETER.search(self.text)
+        if found and found.group(1) in ADJUSTABLE:
+            return found.group(1)
+        return named if named and re.search(r"unsupported|not support", self.text, re.I) else None
+
+    @property
+    def no_endpoints(self) -> bool:
+        return bool(_NO_ENDPOINTS.search(self.text))
+
+    @property
+    def about_schema(self) -> bool:
+        return bool(_SCHEMA.search(self.text)) or bool(
+            re.search(r"not supported|unsupported", self.text, re.I)
+        )
+
+    @property
+    def schema_too_big(self) -> bool:
+        return self.about_schema and bool(_TOO_BIG.search(self.text))
+
+
+def _inner(raw: Any) -> tuple[str | None, str | None]:
+    """Message and param of OpenRouter's ``metadata.raw``: a JSON string, plain text or a dict."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return raw.strip()[:1000] or None, None
+    if isinstance(raw, dict):
+        error = raw.get("error", raw)
+        if isinstance(error, dict):
+            message = error.get("message")
+            param = error.get("param")
+            return (str(message) if message else None), (str(param) if param else None)
+        if isinstance(error, str):
+            return error, None
+    return None, None
+
+
+def read_refusal(body: Any, fallback: str) -> Refusal:
+    if not isinstance(body, dict):
+        return Refusal(str(body)[:1000] if body else fallback)
+    error = body.get("error", body)
+    if not isinstance(error, dict):
+        return Refusal(str(error)[:1000])
+    message = str(error.get("message") or fallback)
+    param = error.get("param")
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict):
+        inner, inner_param = _inner(metadata.get("raw"))
+        if inner and inner not in message:
+            message = f"{message}: {inner}"
+        param = param or inner_param
+        kind = metadata.get("error_type")
+        if kind and not inner:
+            message = f"{message} ({kind})"
+    return Refusal(message, str(param) if param else None)

@@ -1,0 +1,213 @@
+"""Load: N concurrent clients for T seconds against the real service (uvicorn, one process), on
+SQLite or PostgreSQL. Prints p50/p99 latency per request kind, throughput and errors.
+
+    .venv/bin/python bench/load_bench.py --database sqlite --clients 50 --seconds 60
+    .venv/bin/python bench/load_bench.py --database postgres --clients 50 --seconds 60
+
+The mix is what a chat frontend and an ingestion job send: mostly batches (lexical selector, no
+LLM, so the service itself is measured), some document and PDF reads, and idempotent PUTs of an
+unchanged document. An error is any transport failure or any status other than the expected one.
+The client runs on the same 2 cores as the server, so absolute numbers are a floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.documents.sample import write_sample_pdf  # noqa: E402
+from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
+
+PG_ADMIN = os.environ.get(
+    "HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+QUERY = "How much will the water programme cost, and who pays for running it?"
+ANSWER = (
+    "The programme will cost 12.5 billion shillings over three years, and each county pays one "
+    "third of the running costs. The final figures show a deficit of 5.1 per cent."
+)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _psql(sql: str) -> None:
+    subprocess.run(["psql", PG_ADMIN, "-qc", sql], check=True, capture_output=True)
+
+
+async def client_loop(
+    client: httpx.AsyncClient,
+    stop_at: float,
+    chunk_ids: list[str],
+    document: dict[str, Any],
+    samples: dict[str, list[float]],
+    errors: dict[str, int],
+    rng: random.Random,
+    examples: list[str],
+) -> None:
+    while time.monotonic() < stop_at:
+        roll = rng.random()
+        if roll < 0.7:
+            kind, expected = "batch", 200
+            cited = rng.sample(chunk_ids, k=min(3, len(chunk_ids)))
+            body = {"query": QUERY, "answer": ANSWER, "citations": [{"chunk_id": c} for c in cited]}
+            call = client.post("/v2/highlights/batch", json=body)
+        elif roll < 0.8:
+            kind, expected = "get document", 200
+            call = client.get("/v2/documents/sample", params={"include_text": "true"})
+        elif roll < 0.9:
+            kind, expected = "get pdf", 200
+            call = client.get("/v2/documents/sample/pdf")
+        else:
+            kind, expected = "put unchanged", 200
+            call = client.put("/v2/documents/load-doc", json=document)
+        started = time.perf_counter()
+        try:
+            response = await call
+            ok = response.status_code == expected
+            problem = f"{kind}: {response.status_code} {response.text[:300]}"
+        except httpx.HTTPError as exc:
+            ok = False
+            problem = f"{kind}: {type(exc).__name__} {exc}"
+        samples[kind].append((time.perf_counter() - started) * 1000)
+        if not ok:
+            errors[kind] += 1
+            if len(examples) < 10:
+                examples.append(problem)
+
+
+async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=url, timeout=60) as setup:
+        stored = (await setup.get("/v2/documents/sample")).json()
+        chunk_ids = [c["id"] for c in stored["chunks"]]
+        document = {
+            "source_path": stored["source_path"],
+            "chunks": [
+                {"id": f"load-{i}", "text": f"Load test chunk {i}.", "page_start": 1, "page_end": 1}
+                for i in range(5)
+            ],
+        }
+        created = await setup.put("/v2/documents/load-doc", json=document)
+        assert created.status_code in (200, 201), created.text
+    samples: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    examples: list[str] = []
+    # The client drops idle connections long before the service does (HIGHLIGHT_KEEP_ALIVE_S),
+    # as a well-configured proxy would; otherwise a reused connection can race its close.
+    limits = httpx.Limits(
+        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
+    )
+    started = time.monotonic()
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        await asyncio.gather(
+            *(
+                client_loop(
+                    client,
+                    started + seconds,
+                    chunk_ids,
+                    document,
+                    samples,
+                    errors,
+                    random.Random(i),
+                    examples,
+                )
+                for i in range(clients)
+            )
+        )
+    wall = time.monotonic() - started
+    everything = [ms for values in samples.values() for ms in values]
+    rows = {
+        kind: {
+            "requests": len(values),
+            "p50_ms": round(statistics.median(values), 1),
+            "p99_ms": round(percentile(values, 0.99), 1),
+            "errors": errors[kind],
+        }
+        for kind, values in sorted(samples.items())
+    }
+    rows["all"] = {
+        "requests": len(everything),
+        "p50_ms": round(statistics.median(everything), 1),
+        "p99_ms": round(percentile(everything, 0.99), 1),
+        "errors": sum(errors.values()),
+    }
+    return {
+        "clients": clients,
+        "seconds": round(wall, 1),
+        "rps": round(len(everything) / wall, 1),
+        "rows": rows,
+        "error_examples": examples,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60)
+    args = parser.parse_args()
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"load-bench-{uuid.uuid4().hex[:8]}"
+    work.mkdir(parents=True)
+    database = f"highlight_load_{uuid.uuid4().hex[:8]}"
+    if args.database == "postgres":
+        _psql(f'CREATE DATABASE "{database}"')
+        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{database}"
+    else:
+        url = f"sqlite+aiosqlite:///{work / 'load.db'}"
+    env = {
+        "HIGHLIGHT_DATABASE_URL": url,
+        "HIGHLIGHT_PDF_ROOT": str(work / "pdfs"),
+        "HIGHLIGHT_INDEX_CACHE_DIR": str(work / "cache"),
+        "HIGHLIGHT_LOG_LEVEL": "WARNING",
+    }
+    pdf = write_sample_pdf(work / "sample.pdf")
+    ingest_with_cli(env, pdf, "sample")
+    try:
+        with live_service(work, env, "serve", "--no-migrate") as service:
+            result = asyncio.run(run_load(service.url, args.clients, args.seconds))
+            server_log = service.output()
+    finally:
+        if args.database == "postgres":
+            _psql(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    result["database"] = args.database
+    print(
+        f"{args.database}: {result['clients']} clients, {result['seconds']} s, "
+        f"{result['rps']} requests/s"
+    )
+    print(f"{'':16} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    for kind, row in result["rows"].items():
+        print(
+            f"{kind:16} {row['requests']:9d} {row['p50_ms']:8.1f} {row['p99_ms']:8.1f} "
+            f"{row['errors']:7d}"
+        )
+    for example in result["error_examples"]:
+        print(f"error: {example}")
+    if "Traceback" in server_log or " ERROR " in server_log:
+        print("the server logged errors:\n" + server_log[-3000:])
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"load_bench-{args.database}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(result, indent=2))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

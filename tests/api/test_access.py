@@ -1,0 +1,197 @@
+"""Bounded and protected: the request size limit, optional bearer tokens, signed PDF links for
+readers' browsers, and CORS for the chat frontend's origin."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.api.helpers import CHUNK_MAIN, SAMPLE_ID, ingest_sample
+from tests.api.test_highlights import batch
+from tests.fixtures.app import app_client, make_settings
+
+READ, WRITE = "reader-token-1", "writer-token-1"
+DOC = {
+    "source_path": "sample/sample-assembly.pdf",
+    "chunks": [{"id": "a-1", "text": "The House met.", "page_start": 1, "page_end": 1}],
+}
+
+
+async def test_a_body_over_the_limit_is_413_before_it_is_parsed(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(database_url, pdf_root, max_request_bytes=64 * 1024)
+    big = {**DOC, "chunks": [{**DOC["chunks"][0], "text": "x" * 90_000}]}  # type: ignore[dict-item]
+
+    async def chunked() -> AsyncIterator[bytes]:
+        # No Content-Length: the limit must hold for streamed bodies too.
+        for _ in range(100):
+            yield b" " * 1024
+
+    async with app_client(settings) as client:
+        declared = await client.put("/v2/documents/big", json=big)
+        assert declared.status_code == 413, declared.text
+        assert declared.json()["error"]["code"] == "payload_too_large"
+        assert "HIGHLIGHT_MAX_REQUEST_BYTES" in declared.json()["error"]["message"]
+        streamed = await client.post(
+            "/v2/highlights/batch", content=chunked(), headers={"content-type": "application/json"}
+        )
+        assert streamed.status_code == 413, streamed.text
+        assert (await client.get("/v2/documents/big")).status_code == 404
+        # Within the limit, a streamed body reaches the app unchanged.
+        small = await client.put("/v2/documents/small", json=DOC)
+        assert small.status_code == 201, small.text
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+@pytest.fixture
+def auth_settings(database_url: str, pdf_root: Path) -> Any:
+    return make_settings(database_url, pdf_root, auth_read_tokens=[READ], auth_write_tokens=[WRITE])
+
+
+@pytest.mark.parametrize(
+    ("token", "read", "write"),
+    [(None, 401, 401), ("wrong", 401, 401), (READ, 200, 403), (WRITE, 200, 201)],
+    ids=["none", "unknown", "read", "write"],
+)
+async def test_tokens_grant_read_or_write(
+    auth_settings: Any, token: str | None, read: int, write: int
+) -> None:
+    await ingest_sample(auth_settings)
+    async with app_client(auth_settings) as client:
+        got = await client.post(
+            "/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(token)
+        )
+        assert got.status_code == read, got.text
+        document = await client.get(f"/v2/documents/{SAMPLE_ID}", headers=_auth(token))
+        assert document.status_code == read
+        put = await client.put("/v2/documents/w", json=DOC, headers=_auth(token))
+        assert put.status_code == write, put.text
+        if write == 401:
+            assert put.headers["www-authenticate"] == "Bearer"
+            assert put.json()["error"]["code"] == "unauthorized"
+        if write == 403:
+            assert put.json()["error"]["code"] == "forbidden"
+        # Health stays open for load balancers.
+        assert (await client.get("/healthz")).status_code == 200
+
+
+async def test_signed_links_open_the_pdf_without_a_token(auth_settings: Any) -> None:
+    await ingest_sample(auth_settings)
+    async with app_client(auth_settings) as client:
+        data = (
+            await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ))
+        ).json()
+        link = data["results"][0]["link"]
+        assert re.fullmatch(
+            rf"/v2/documents/{SAMPLE_ID}/pdf\?expires=\d+&signature=[\w-]+#page=1", link
+        ), link
+        url = link.split("#")[0]
+        opened = await client.get(url)
+        assert opened.status_code == 200
+        assert opened.headers["content-type"] == "application/pdf"
+        assert (await client.get(f"/v2/documents/{SAMPLE_ID}/pdf")).status_code == 401
+        tampered = url.replace("expires=", "expires=1")
+        assert (await client.get(tampered)).status_code == 401
+        other = url.replace(f"/documents/{SAMPLE_ID}/", "/documents/other-doc/")
+        assert (await client.get(other)).status_code == 401
+
+
+def test_expired_link_signatures_are_refused() -> None:
+    from pydantic import SecretStr
+
+    from app.core.security import TokenRegistry
+    from app.documents.links import PdfLinks
+
+    tokens = TokenRegistry([SecretStr(READ)], [])
+    link = PdfLinks(tokens=tokens, ttl_s=3600, clock=lambda: 1_000_000.0).pdf("doc", 2)
+    expires = int(re.search(r"expires=(\d+)", link).group(1))  # type: ignore[union-attr]
+    signature = re.search(r"signature=([\w-]+)", link).group(1)  # type: ignore[union-attr]
+    assert tokens.link_is_valid("doc", expires, signature, clock=lambda: expires - 1.0)
+    assert not tokens.link_is_valid("doc", expires, signature, clock=lambda: expires + 1.0)
+    assert not tokens.link_is_valid("other", expires, signature, clock=lambda: 0.0)
+    # Without tokens there is nothing to sign: a plain link.
+    assert PdfLinks().pdf("doc", 2) == "/v2/documents/doc/pdf#page=2"
+
+
+async def test_cors_allows_the_configured_origin_only(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(
+        database_url, pdf_root, cors_allow_origins=["https://chat.example.org"]
+    )
+    preflight = {
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+    }
+    async with app_client(settings) as client:
+        allowed = await client.options(
+            "/v2/highlights/batch", headers={"origin": "https://chat.example.org", **preflight}
+        )
+        assert allowed.status_code == 200
+        assert allowed.headers["access-control-allow-origin"] == "https://chat.example.org"
+        assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
+        refused = await client.options(
+            "/v2/highlights/batch", headers={"origin": "https://evil.example", **preflight}
+        )
+        assert "access-control-allow-origin" not in refused.headers
+
+
+async def test_signed_viewer_links_open_highlights_and_previews_without_a_token(
+    auth_settings: Any,
+) -> None:
+    await ingest_sample(auth_settings)
+    async with app_client(auth_settings) as client:
+        data = (
+            await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ))
+        ).json()
+        (result,) = data["results"]
+        viewer = result["viewer_link"]
+        assert viewer.startswith(f"/viewer?document_id={SAMPLE_ID}&highlight=h_")
+        query = "expires=" + viewer.split("&expires=", 1)[1]
+        assert re.fullmatch(r"expires=\d+&signature=[\w-]+", query), viewer
+        highlight_id = result["highlights"][0]["highlight_id"]
+        # What the viewer requests, with the signature its URL carries and no token:
+        page = await client.get("/viewer")
+        assert page.status_code == 200
+        stored = await client.get(f"/v2/highlights/{highlight_id}?{query}")
+        assert stored.status_code == 200, stored.text
+        assert stored.json()["pdf_url"].startswith(f"/v2/documents/{SAMPLE_ID}/pdf?expires=")
+        assert (await client.get(stored.json()["pdf_url"])).status_code == 200
+        preview = await client.get(
+            f"/v2/documents/{SAMPLE_ID}/pages/1.png?{query}&highlight={highlight_id}"
+        )
+        assert preview.status_code == 200
+        # Without the signature, or with a token-less forged one: no.
+        assert (await client.get(f"/v2/highlights/{highlight_id}")).status_code == 401
+        forged = query.replace("signature=", "signature=x")
+        assert (await client.get(f"/v2/highlights/{highlight_id}?{forged}")).status_code == 401
+        with_token = await client.get(f"/v2/highlights/{highlight_id}", headers=_auth(READ))
+        assert with_token.status_code == 200
+
+
+async def test_viewer_and_docs_are_served_from_local_files(
+    database_url: str, pdf_root: Path
+) -> None:
+    async with app_client(make_settings(database_url, pdf_root)) as client:
+        viewer = await client.get("/viewer", params={"document_id": "x", "highlight": "h_1"})
+        assert viewer.status_code == 200
+        assert "/viewer/assets/viewer.js" in viewer.text
+        script = await client.get("/viewer/assets/viewer.js")
+        assert script.status_code == 200
+        assert "javascript" in script.headers["content-type"]
+        assert (await client.get("/viewer/assets/pdf.worker.min.mjs")).status_code == 200
+        docs = await client.get("/docs")
+        assert docs.status_code == 200
+        # No CDN: every script and stylesheet of /docs is one of ours.
+        sources = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+        assert sources
+        assert all(s.startswith(("/viewer/assets/", "/openapi.json")) for s in sources), sources
+        for source in sources:
+            if source.startswith("/viewer/assets/"):
+                assert (await client.get(source)).status_code == 200, source
