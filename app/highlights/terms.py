@@ -1,0 +1,123 @@
+"""Index terms for the lexical selector: what an answer and a sentence must share to count as
+saying the same thing. Pure (PyStemmer is C code with no I/O).
+
+* figures in one canonical form (``app.highlights.numbers``): "3,142,308" == "3142308";
+* content words, case-folded, stemmed for the batch's language (Snowball: "revenues" and
+  "revenue" -> "revenu", "organically" and "organic" -> "organic") and then accent-folded.
+  Stemming comes before folding because the French stemmer reads the accents ("adoptée" ->
+  "adopt", but "adoptee" -> "adopte");
+* Chinese and Japanese runs as character bigrams, because they have no spaces to split on.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Literal, NamedTuple
+
+import Stemmer
+
+from app.highlights.numbers import figures
+
+Language = Literal["english", "french"]
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+# Function words, and the words of a question or a bare verdict ("yes", "no") that no source
+# sentence needs to share with it.
+ENGLISH_STOPWORDS = frozenset(
+    """
+    the a an and or but nor of to in on at by for with from as is are was were be been being it
+    its this that these those which who whom whose what when where why how not no yes than then
+    there their they them he she his her we our you your i me my has have had do does did done
+    will would shall should can could may might must also into over under about after before
+    between during such per so if up out off all any each other some own same too very just
+    only both either neither here us
+    """.split()
+)
+FRENCH_STOPWORDS = frozenset(
+    """
+    le la les un une des du de et ou en au aux est sont pour par sur dans que qui ce cette ces
+    il elle ils elles pas plus ne se sa son ses leur leurs nous vous je tu on lui y ont été
+    était être avec sans mais donc car ni oui non quel quelle quels quelles comme
+    """.split()
+)
+STOPWORDS = ENGLISH_STOPWORDS | FRENCH_STOPWORDS
+# Words that say which language a text is in (common, and not words of the other language).
+_MARKERS: dict[Language, frozenset[str]] = {
+    "english": frozenset("the and of to is was that for with were this which has have".split()),
+    "french": frozenset("le la les des du et est une que qui dans pour sur au aux été".split()),
+}
+
+_local = threading.local()
+
+
+def _stemmer(language: Language) -> Stemmer.Stemmer:
+    # PyStemmer objects are not thread-safe: one per thread and language.
+    stemmers: dict[str, Stemmer.Stemmer] = _local.__dict__.setdefault("stemmers", {})
+    if language not in stemmers:
+        stemmers[language] = Stemmer.Stemmer(language)
+    return stemmers[language]
+
+
+def language_of(texts: Iterable[str]) -> Language | None:
+    """English or French by their commonest words; None when neither shows (Chinese, a list of
+    figures), and then words are not stemmed."""
+    words = Counter(word for text in texts for word in _WORD.findall(text.casefold()))
+    counts = {lang: sum(words[m] for m in markers) for lang, markers in _MARKERS.items()}
+    best = max(counts, key=lambda language: counts[language])
+    return best if counts[best] else None
+
+
+def is_cjk(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F") and ch.isalpha()
+
+
+def _fold(word: str) -> str:
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+# Memoised: words repeat (Zipf), and a batch of twenty chunks has thousands of them.
+@lru_cache(maxsize=65536)
+def _word_terms(word: str, language: Language | None) -> tuple[str, ...]:
+    out: list[str] = []
+    if not word.isascii():
+        cjk = "".join(ch for ch in word if is_cjk(ch))
+        if cjk:
+            out.extend(cjk[i : i + 2] for i in range(max(1, len(cjk) - 1)))
+            word = "".join(ch for ch in word if not is_cjk(ch))
+    if len(word) < 2 or word in STOPWORDS or _fold(word) in STOPWORDS:
+        return tuple(out)
+    stem = _stemmer(language).stemWord(word) if language else word
+    out.append(_fold(stem))
+    return tuple(out)
+
+
+class Reading(NamedTuple):
+    terms: set[str]
+    claimed: set[str]  # figures stated as facts
+    dates: set[str]  # figures only ever seen as dates here
+
+
+def read(text: str, language: Language | None = None) -> Reading:
+    """``terms(text, language)``, and which of its figures are claims and which dates."""
+    found, words = figures(unicodedata.normalize("NFKC", text).casefold())
+    out = {figure.term for figure in found if figure.telling}
+    for word in _WORD.findall(words):
+        out.update(_word_terms(word, language))
+    claimed = {figure.term for figure in found if figure.claimed}
+    dates = {figure.term for figure in found if figure.date and figure.telling} - claimed
+    return Reading(out, claimed, dates)
+
+
+def terms(text: str, language: Language | None = None) -> set[str]:
+    """Content terms of ``text``: canonical figures, folded (and, given a language, stemmed)
+    words, CJK bigrams. A lone one-digit figure is left out: "(1)" footnote marks and list
+    numbers would match anything."""
+    return read(text, language).terms
