@@ -9,7 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
-from app.core.config import Settings, get_settings
+from app.core.config import ConfigurationError, Settings, get_settings
 from app.core.errors import AppError
 
 log = logging.getLogger("highlight-service")
@@ -34,36 +34,39 @@ async def ingest_into_database(
     settings: Settings, pdf: Path, document_id: str | None
 ) -> dict[str, object]:
     from app.alignment.index import IndexCache
-    from app.db.session import create_engine, create_session_factory, transaction
-    from app.documents.service import ingest_pdf, resolve_under_root
+    from app.db.session import create_engine, create_session_factory
+    from app.documents.service import ingest_pdf
+    from app.documents.storage import PdfStorage
+    from app.highlights.locating import open_index
 
     engine = create_engine(settings.database_url)
+    storage = PdfStorage(settings.pdf_root)
     try:
-        async with transaction(create_session_factory(engine)) as session:
-            outcome = await ingest_pdf(session, settings.pdf_root, pdf, document_id)
-            if outcome.changed and settings.index_cache_dir is not None:
-                # Written to the shared disk cache, so the server's first request loads it.
-                cache = IndexCache(settings.index_cache_dir)
-                path = resolve_under_root(settings.pdf_root, outcome.document.source_path)
-                await asyncio.to_thread(cache.get, path, outcome.document.sha256)
-            return {
-                "document_id": outcome.document.id,
-                "source_path": outcome.document.source_path,
-                "pages": outcome.document.page_count,
-                "chunks": [c.id for c in outcome.document.chunks],
-                "created": outcome.created,
-                "changed": outcome.changed,
-            }
+        outcome = await ingest_pdf(create_session_factory(engine), storage, pdf, document_id)
+        document = outcome.document
+        if outcome.changed and settings.index_cache_dir is not None:
+            # Written to the shared disk cache, so the server's first request loads it.
+            cache = IndexCache(settings.index_cache_dir)
+            await asyncio.to_thread(
+                open_index, storage, cache, document.source_path, document.sha256
+            )
+        return {
+            "document_id": document.id,
+            "source_path": document.source_path,
+            "pages": document.page_count,
+            "chunks": [c.id for c in document.chunks],
+            "created": outcome.created,
+            "changed": outcome.changed,
+        }
     finally:
         await engine.dispose()
 
 
 def _serve(settings: Settings, host: str, port: int) -> None:
-    import uvicorn
-
     from app.main import create_app
+    from app.server import serve
 
-    uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
+    serve(create_app(settings), settings, host, port)
 
 
 def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
@@ -154,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = get_settings()
-    except ValueError as exc:  # pydantic's ValidationError says which variable is wrong
+    except ConfigurationError as exc:  # names the variable, never shows a value
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
     _configure_logging(settings)

@@ -5,19 +5,28 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import openai
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
+from pydantic.json_schema import models_json_schema
 
 from app import __version__
 from app.alignment.index import IndexCache
 from app.api import documents, health, highlights
-from app.api.deps import AppState
+from app.api.body_limit import BodySizeLimit
+from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
+from app.api.viewer import mount_viewer
 from app.core.config import Settings, get_settings
-from app.core.errors import install_error_handlers
+from app.core.errors import error_responses, install_error_handlers
+from app.core.security import TokenRegistry
 from app.db.session import create_engine, create_session_factory
+from app.documents.storage import PdfStorage
+from app.highlights.schemas import BatchSummary, CitationEvent
 from app.highlights.service import HighlightService, Limits
+from app.highlights.stored import StoredHighlights
 from app.llm.client import StructuredClient
 from app.llm.providers import build_profile
 
@@ -30,7 +39,7 @@ def build_llm(
     return StructuredClient(
         base_url=settings.llm_base_url,
         model=settings.llm_model,
-        api_key=settings.llm_api_key,
+        api_key=settings.llm_api_key.get_secret_value(),
         profile=build_profile(
             settings.llm_provider,
             tiers=settings.llm_tiers,
@@ -42,6 +51,66 @@ def build_llm(
         temperature=settings.llm_temperature,
         http_client=http_client,
     )
+
+
+def _llm_identity(settings: Settings) -> dict[str, object]:
+    """What the result cache keys on: another model or other request settings, another answer."""
+    if settings.llm_provider == "none":
+        return {"provider": "none"}
+    return {
+        "provider": settings.llm_provider,
+        "base_url": settings.llm_base_url.rstrip("/"),
+        "model": settings.llm_model,
+        "max_tokens": settings.llm_max_tokens,
+        "temperature": settings.llm_temperature,
+        "chat_template_kwargs": settings.llm_chat_template_kwargs,
+        "tiers": list(settings.llm_tiers),
+    }
+
+
+def _include_routers(app: FastAPI, settings: Settings) -> None:
+    """Routes with their auth checks when tokens are configured, and without (the default):
+    the OpenAPI document then says exactly what this deployment asks for."""
+    auth = settings.auth_enabled
+    # streaming=True: JSON errors spelled out, also on the event-stream route.
+    unauthorized = error_responses(401, streaming=True)
+    read = {"dependencies": [CanRead], "responses": unauthorized} if auth else {}
+    write = (
+        {"dependencies": [CanWrite], "responses": error_responses(401, 403, streaming=True)}
+        if auth
+        else {}
+    )
+    pdf = {"dependencies": [CanReadPdf], "responses": unauthorized} if auth else {}
+    app.include_router(highlights.router, **read)  # type: ignore[arg-type]
+    lookup = {"dependencies": [CanReadHighlight], "responses": unauthorized} if auth else {}
+    app.include_router(highlights.lookups, **lookup)  # type: ignore[arg-type]
+    app.include_router(documents.reads, **read)  # type: ignore[arg-type]
+    app.include_router(documents.writes, **write)  # type: ignore[arg-type]
+    app.include_router(documents.files, **pdf)  # type: ignore[arg-type]
+    app.include_router(health.router)
+    mount_viewer(app)
+
+
+def _with_stream_event_schemas(app: FastAPI) -> None:
+    """The stream's event payloads appear in no route's JSON: add them to the document's
+    schemas, so the stream's itemSchema resolves and the TypeScript types include them."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = generate()
+        _, extra = models_json_schema(
+            [(CitationEvent, "serialization"), (BatchSummary, "serialization")],
+            ref_template="#/components/schemas/{model}",
+        )
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for name, definition in extra.get("$defs", {}).items():
+            components.setdefault(name, definition)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -69,19 +138,26 @@ def create_app(
             max_answer_chars=settings.max_answer_chars,
             max_sentences_per_chunk=settings.max_sentences_per_chunk,
             max_highlights_per_chunk=settings.max_highlights_per_chunk,
+            batch_deadline_s=settings.batch_deadline_s,
+            result_cache_ttl_s=settings.result_cache_ttl_s,
         )
+        storage = PdfStorage(settings.pdf_root)
         service = HighlightService(
             session_factory=factory,
             llm=llm,
             index_cache=IndexCache(settings.index_cache_dir),
-            pdf_root=settings.pdf_root,
+            storage=storage,
             limits=limits,
+            llm_identity=_llm_identity(settings),
         )
-        app.state.services = AppState(settings, engine, factory, service)
+        tokens = TokenRegistry(settings.auth_read_tokens, settings.auth_write_tokens)
+        stored = StoredHighlights(factory, storage)
+        app.state.services = AppState(settings, engine, factory, storage, tokens, service, stored)
         logging.getLogger(__name__).info(
-            "highlight-service ready (llm provider %s, database %s)",
+            "highlight-service ready (llm provider %s, database %s, auth %s)",
             settings.llm_provider,
             engine.url.render_as_string(hide_password=True),
+            "on" if tokens.enabled else "off",
         )
         try:
             yield
@@ -97,9 +173,20 @@ def create_app(
         "rectangles, with an explicit status and a plain page link for every citation.",
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
+        # Swagger UI is served from local files (api/viewer.py); ReDoc would need a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
-    app.include_router(highlights.router)
-    app.include_router(documents.router)
-    app.include_router(health.router)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    if settings.cors_allow_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allow_origins,
+            allow_methods=["GET", "POST", "PUT"],
+            allow_headers=["Authorization", "Content-Type"],
+            max_age=600,
+        )
+    _include_routers(app, settings)
+    _with_stream_event_schemas(app)
     return app

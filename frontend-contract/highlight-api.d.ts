@@ -54,9 +54,30 @@ export interface paths {
         /**
          * Put Document
          * @description Store a document and all its chunks, replacing what was stored; sending the same body again
-         *     changes nothing (``changed: false``).
+         *     changes nothing (``changed: false``), also when identical requests race.
          */
         put: operations["put_document"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/documents/{document_id}/pages/{page}.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Page Preview
+         * @description A page rendered as PNG with the given highlights drawn, for chat UIs that show a
+         *     thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested.
+         */
+        get: operations["get_page_preview"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -71,7 +92,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Document Pdf */
+        /**
+         * Get Document Pdf
+         * @description The PDF itself (Range requests supported, as PDF.js uses them). With auth on, a bearer
+         *     token or the signature that batch results put in their links (so a reader's browser can
+         *     open them).
+         */
         get: operations["get_document_pdf"];
         put?: never;
         post?: never;
@@ -92,9 +118,65 @@ export interface paths {
         put?: never;
         /**
          * Highlight Batch
-         * @description Which sentences of each cited chunk support the answer, and where they are in the PDF. Upstream problems never fail the call: each citation gets a status, a reason and a plain PDF link.
+         * @description Which sentences of each cited chunk support the answer, and where they are in the PDF. Upstream problems never fail the call: each citation gets a status, a reason and a plain PDF link. A repeated batch answers from the result cache (header X-Highlight-Cache: hit) without asking the LLM again; ETag changes whenever the answer does.
          */
         post: operations["highlight_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/highlights/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Highlight Stream
+         * @description The same answer as /v2/highlights/batch, as Server-Sent Events (`text/event-stream`), one event
+         *     per citation as soon as it is ready:
+         *
+         *     - `event: citation`, data `CitationEvent` `{index, provisional, citation}`: `citation` is a
+         *       CitationResult with the batch's statuses and reasons. When an LLM is configured and has not
+         *       answered within HIGHLIGHT_STREAM_PROVISIONAL_AFTER_S, the lexical selector's answer comes first
+         *       as provisional events (reason `llm_pending`); a non-provisional event for the same index
+         *       replaces each of them when the LLM answers, fails or runs out of time.
+         *     - `event: summary`, data `BatchSummary` `{status, method, llm_tier, total, highlighted, cached}`:
+         *       the last event.
+         *     - `: ping` comment lines keep idle connections open.
+         *
+         *     Errors that concern the whole request (422, 413, 503) are answered as JSON before the stream
+         *     starts. Browsers cannot POST with EventSource: read the body with fetch and a stream reader
+         *     (frontend-contract/src/ has a parser).
+         */
+        post: operations["highlight_stream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/highlights/{highlight_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Highlight
+         * @description A highlight by the id batch results carry: what the reference viewer and page previews
+         *     draw. 404 when unknown, or when its document has changed since (its rectangles belong to
+         *     the old content). With auth on: a read token, or its document's signed link.
+         */
+        get: operations["get_highlight"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -105,6 +187,33 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * BatchSummary
+         * @description Data of the ``summary`` event, the last event of POST /v2/highlights/stream.
+         */
+        BatchSummary: {
+            /**
+             * Cached
+             * @description The answer came from the result cache.
+             */
+            cached: boolean;
+            /** Highlighted */
+            highlighted: number;
+            /** Llm Tier */
+            llm_tier: string | null;
+            /**
+             * Method
+             * @enum {string}
+             */
+            method: "llm" | "lexical";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "complete" | "partial" | "fallback";
+            /** Total */
+            total: number;
+        };
         /** ChunkIn */
         ChunkIn: {
             /** Id */
@@ -140,6 +249,23 @@ export interface components {
             /** Text */
             text?: string | null;
         };
+        /**
+         * CitationEvent
+         * @description Data of a ``citation`` event of POST /v2/highlights/stream.
+         */
+        CitationEvent: {
+            citation: components["schemas"]["CitationResult"];
+            /**
+             * Index
+             * @description Position of the citation in the request's citations.
+             */
+            index: number;
+            /**
+             * Provisional
+             * @description True: chosen by word overlap while the LLM answers (reason llm_pending); a non-provisional event for the same index follows.
+             */
+            provisional: boolean;
+        };
         /** CitationIn */
         CitationIn: {
             /** Chunk Id */
@@ -158,11 +284,13 @@ export interface components {
             citation_id: string | null;
             /** Document Id */
             document_id: string | null;
+            /** Document Title */
+            document_title?: string | null;
             /** Highlights */
             highlights?: components["schemas"]["Highlight"][];
             /**
              * Link
-             * @description Plain PDF link at the best page (…/pdf#page=N); null only for unknown chunks.
+             * @description Plain PDF link at the best page (…/pdf#page=N), absolute when the service has a public base URL; null only for unknown chunks.
              */
             link: string | null;
             /** Message */
@@ -174,6 +302,11 @@ export interface components {
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
             status: components["schemas"]["CitationStatus"];
+            /**
+             * Viewer Link
+             * @description The reference viewer (GET /viewer) showing this citation's highlights; null when there are none.
+             */
+            viewer_link?: string | null;
         };
         /**
          * CitationStatus
@@ -237,10 +370,34 @@ export interface components {
             /** Title */
             title: string;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
+        /**
+         * ErrorBody
+         * @description The body of every error response.
+         */
+        ErrorBody: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        /**
+         * ErrorCode
+         * @enum {string}
+         */
+        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "internal_error";
+        /** ErrorDetail */
+        ErrorDetail: {
+            /** @description Machine-readable; stable across releases. */
+            code: components["schemas"]["ErrorCode"];
+            /**
+             * Details
+             * @description Extra facts, e.g. problems: [{field, message}] for a validation error, chunk_ids for a conflict.
+             */
+            details?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Message
+             * @description For people: what went wrong and what to change.
+             */
+            message: string;
         };
         /** Health */
         Health: {
@@ -264,6 +421,13 @@ export interface components {
             /** End */
             end: number;
             /**
+             * Highlight Id
+             * @description Stable id: the same document content, chunk and sentence offsets always give the same id (GET /v2/highlights/{highlight_id}, the viewer and page previews take it).
+             */
+            highlight_id: string;
+            /** Normalized Rects */
+            normalized_rects: components["schemas"]["NormalizedRect"][];
+            /**
              * Page
              * @description Page the highlight starts on, 1-based.
              */
@@ -272,7 +436,7 @@ export interface components {
             page_height: number;
             /**
              * Page Width
-             * @description Width of that page's crop box, PDF points.
+             * @description Width of that page as displayed, PDF points.
              */
             page_width: number;
             /** Rects */
@@ -341,15 +505,33 @@ export interface components {
             status: "complete" | "partial" | "fallback";
         };
         /**
+         * NormalizedRect
+         * @description The same rectangle in fractions (0-1) of its own page's displayed width and height, for
+         *     viewers that lay pages out at any size.
+         */
+        NormalizedRect: {
+            /** Page */
+            page: number;
+            /** X0 */
+            x0: number;
+            /** X1 */
+            x1: number;
+            /** Y0 */
+            y0: number;
+            /** Y1 */
+            y1: number;
+        };
+        /**
          * Reason
          * @description Why a citation is not (or not by the LLM) highlighted. Machine-readable; ``message`` says
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_unavailable" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
-         * @description One line of a highlight, in PDF points, origin top-left of the page's crop box.
+         * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
+         *     after the page's /Rotate).
          */
         Rect: {
             /** Page */
@@ -363,18 +545,25 @@ export interface components {
             /** Y1 */
             y1: number;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Context */
-            ctx?: Record<string, never>;
-            /** Input */
-            input?: unknown;
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
+        /**
+         * StoredHighlightOut
+         * @description A highlight by id, as the reference viewer and page previews use it.
+         */
+        StoredHighlightOut: {
+            /** Chunk Id */
+            chunk_id: string;
+            /** Document Id */
+            document_id: string;
+            /** Document Title */
+            document_title: string;
+            highlight: components["schemas"]["Highlight"];
+            /** Highlight Id */
+            highlight_id: string;
+            /**
+             * Pdf Url
+             * @description The document's PDF (signed when auth is on).
+             */
+            pdf_url: string;
         };
     };
     responses: never;
@@ -401,19 +590,42 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
+                    /** @description Hash of this answer. */
+                    ETag?: string;
+                    /** @description hit: answered from the result cache; miss: computed now. */
+                    "X-Highlight-Cache"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["HighlightBatchResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -470,13 +682,31 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -514,13 +744,114 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentUpsertResult"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Conflicts with what is stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_page_preview: {
+        parameters: {
+            query?: {
+                /** @description Ids of the highlights to draw (from batch results). */
+                highlight?: string[];
+                /** @description Pixels per PDF point (1: 72 dpi). */
+                scale?: number;
+            };
+            header?: {
+                "if-none-match"?: string | null;
+            };
+            path: {
+                document_id: string;
+                /** @description 1-based page number. */
+                page: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page, highlights drawn */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -528,7 +859,9 @@ export interface operations {
     get_document_pdf: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "if-none-match"?: string | null;
+            };
             path: {
                 document_id: string;
             };
@@ -545,13 +878,56 @@ export interface operations {
                     "application/pdf": unknown;
                 };
             };
-            /** @description Validation Error */
+            /** @description Part of it (Range) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": unknown;
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The requested byte range is not in the file. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -572,19 +948,142 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
+                    /** @description Hash of this answer. */
+                    ETag?: string;
+                    /** @description hit: answered from the result cache; miss: computed now. */
+                    "X-Highlight-Cache"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["HighlightBatchResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    highlight_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HighlightBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description One event per citation, then a summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_highlight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                highlight_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredHighlightOut"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

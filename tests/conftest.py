@@ -92,7 +92,9 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         yield f"sqlite+aiosqlite:///{path}"
         return
     url = request.getfixturevalue("postgres_url")
-    await _pg_execute(url.replace("+asyncpg", ""), "TRUNCATE chunk, document")
+    await _pg_execute(
+        url.replace("+asyncpg", ""), "TRUNCATE chunk, document, highlight, result_cache"
+    )
     yield url
 
 

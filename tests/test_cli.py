@@ -70,6 +70,24 @@ def test_bad_configuration_fails_fast_with_the_variable_name(tmp_path: Path) -> 
     assert "HIGHLIGHT_LLM_BASE_URL" in result.stderr
 
 
+def test_configuration_errors_never_print_any_part_of_a_secret(tmp_path: Path) -> None:
+    key = "sk-or-v1-0123456789abcdefSECRETTAIL"
+    env = cli_env(tmp_path) | {
+        "HIGHLIGHT_LLM_PROVIDER": "openrouter",
+        "HIGHLIGHT_LLM_API_KEY": key,
+        "HIGHLIGHT_LLM_MODEL": "openai/gpt-4o-mini",
+        "HIGHLIGHT_LLM_BASE_URL": "",
+        "HIGHLIGHT_AUTH_WRITE_TOKENS": '["write-token-TOPSECRET"]',
+    }
+    result = run_cli("migrate", env=env)
+    assert result.returncode == 2
+    assert "HIGHLIGHT_LLM_BASE_URL" in result.stderr
+    output = result.stdout + result.stderr
+    for secret in (key, "write-token-TOPSECRET"):
+        pieces = {secret[i : i + 6] for i in range(len(secret) - 5)}
+        assert not [p for p in pieces if p in output], output
+
+
 def test_locate_command_reads_and_writes_json_lines(tmp_path: Path, sample_pdf: Path) -> None:
     lines = [
         {"id": 1, "quote": "Eleven bids were received", "pages": [1, 2]},

@@ -11,7 +11,8 @@ from sqlalchemy import inspect
 from app.db.base import Base
 from app.db.migrate import downgrade, upgrade
 from app.db.session import create_engine
-from app.documents import models  # noqa: F401
+from app.documents import models as _documents  # noqa: F401
+from app.highlights import models as _highlights  # noqa: F401
 
 
 async def _tables(url: str) -> set[str]:

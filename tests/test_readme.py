@@ -4,11 +4,6 @@ the README's example request over real HTTP."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,45 +11,14 @@ import httpx
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.fixtures.live import live_service
 
 
 @pytest.fixture
 def demo_server(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIGHLIGHT_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "demo", "--port", str(port)],
-        cwd=tmp_path,  # the defaults put the database and PDFs under ./var
-        env={**env, "PYTHONPATH": str(PROJECT_ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"demo exited early:\n{process.stdout.read() if process.stdout else ''}"
-                )
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("demo did not answer /healthz within 60 s")
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    # The defaults put the database and PDFs under ./var of the working folder.
+    with live_service(tmp_path, {}, "demo") as service:
+        yield service.url
     assert (tmp_path / "var" / "highlight.db").is_file()
 
 

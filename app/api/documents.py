@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Path, Query, Response, status
+from fastapi import APIRouter, BackgroundTasks, Header, Path, Query, Response, status
 from fastapi.responses import FileResponse
+from pydantic import StringConstraints
 
-from app.api.deps import SessionDep, StateDep
+from app.api.deps import HIGHLIGHT_ID, SessionDep, StateDep
+from app.api.pdf_response import PdfFileResponse
+from app.core.errors import error_responses
+from app.core.fields import MAX_INT32
 from app.documents import service
 from app.documents.models import Document
 from app.documents.schemas import (
@@ -16,7 +20,11 @@ from app.documents.schemas import (
     DocumentUpsertResult,
 )
 
-router = APIRouter(prefix="/v2/documents", tags=["documents"])
+# Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
+# also takes a signed link. create_app attaches the checks.
+reads = APIRouter(prefix="/v2/documents", tags=["documents"])
+writes = APIRouter(prefix="/v2/documents", tags=["documents"])
+files = APIRouter(prefix="/v2/documents", tags=["documents"])
 DocumentId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
 
 
@@ -41,22 +49,24 @@ def _out(document: Document, include_text: bool) -> DocumentOut:
     )
 
 
-@router.put(
+@writes.put(
     "/{document_id}",
     response_model=DocumentUpsertResult,
-    responses={201: {"model": DocumentUpsertResult, "description": "Created"}},
+    responses={
+        201: {"model": DocumentUpsertResult, "description": "Created"},
+        **error_responses(409, 413, 422, 503),
+    },
 )
 async def put_document(
     document_id: DocumentId,
     body: DocumentUpsert,
-    session: SessionDep,
     state: StateDep,
     response: Response,
     background: BackgroundTasks,
 ) -> DocumentUpsertResult:
     """Store a document and all its chunks, replacing what was stored; sending the same body again
-    changes nothing (``changed: false``)."""
-    outcome = await service.upsert_document(session, state.settings.pdf_root, document_id, body)
+    changes nothing (``changed: false``), also when identical requests race."""
+    outcome = await service.put_document(state.session_factory, state.storage, document_id, body)
     if outcome.created:
         response.status_code = status.HTTP_201_CREATED
     if outcome.changed:
@@ -71,7 +81,11 @@ async def put_document(
     )
 
 
-@router.get("/{document_id}", response_model=DocumentOut)
+@reads.get(
+    "/{document_id}",
+    response_model=DocumentOut,
+    responses=error_responses(404, 422, 503),
+)
 async def get_document(
     document_id: DocumentId,
     session: SessionDep,
@@ -80,18 +94,70 @@ async def get_document(
     return _out(await service.get_document(session, document_id), include_text)
 
 
-@router.get(
+@files.get(
     "/{document_id}/pdf",
     response_class=FileResponse,
-    responses={200: {"content": {"application/pdf": {}}, "description": "The stored PDF"}},
+    responses={
+        200: {"content": {"application/pdf": {}}, "description": "The stored PDF"},
+        206: {"content": {"application/pdf": {}}, "description": "Part of it (Range)"},
+        304: {"description": "Not modified (If-None-Match)"},
+        **error_responses(404, 416, 422, 503),
+    },
 )
 async def get_document_pdf(
-    document_id: DocumentId, session: SessionDep, state: StateDep
-) -> FileResponse:
-    path = await service.pdf_path_of(session, state.settings.pdf_root, document_id)
-    return FileResponse(
-        path,
+    document_id: DocumentId,
+    session: SessionDep,
+    state: StateDep,
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    """The PDF itself (Range requests supported, as PDF.js uses them). With auth on, a bearer
+    token or the signature that batch results put in their links (so a reader's browser can
+    open them)."""
+    pdf = await service.pdf_file_of(session, state.storage, document_id)
+    headers = {"Cache-Control": "private, no-cache"}
+    if pdf.sha256 is not None:
+        # The content's own hash: a re-ingested document gets a new ETag, the same file keeps it.
+        headers["ETag"] = f'"{pdf.sha256}"'
+        if if_none_match == headers["ETag"]:
+            return Response(status_code=304, headers=headers)
+    return PdfFileResponse(
+        pdf.path,
         media_type="application/pdf",
         filename=f"{document_id}.pdf",
         content_disposition_type="inline",
+        headers=headers,
     )
+
+
+HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
+
+
+@files.get(
+    "/{document_id}/pages/{page}.png",
+    response_class=Response,
+    responses={
+        200: {"content": {"image/png": {}}, "description": "The page, highlights drawn"},
+        304: {"description": "Not modified (If-None-Match)"},
+        **error_responses(404, 409, 422, 503),
+    },
+)
+async def get_page_preview(
+    document_id: DocumentId,
+    page: Annotated[int, Path(ge=1, le=MAX_INT32, description="1-based page number.")],
+    state: StateDep,
+    highlight: Annotated[
+        list[HighlightIdParam],
+        Query(max_length=50, description="Ids of the highlights to draw (from batch results)."),
+    ] = [],  # noqa: B006  (FastAPI copies query defaults)
+    scale: Annotated[
+        float, Query(ge=0.25, le=3.0, description="Pixels per PDF point (1: 72 dpi).")
+    ] = 1.0,
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    """A page rendered as PNG with the given highlights drawn, for chat UIs that show a
+    thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested."""
+    png, tag = await state.stored.page_preview(document_id, page, highlight, scale, if_none_match)
+    headers = {"ETag": tag, "Cache-Control": "private, no-cache"}
+    if png is None:
+        return Response(status_code=304, headers=headers)
+    return Response(content=png, media_type="image/png", headers=headers)

@@ -46,7 +46,8 @@ class Selection:
 
     by_chunk: dict[str, list[int]] = field(default_factory=dict)
     dropped_ids: int = 0
-    missing_chunks: list[str] = field(default_factory=list)
+    missing_chunks: list[str] = field(default_factory=list)  # invalid ones included
+    invalid_chunks: list[str] = field(default_factory=list)  # only unknown ids were named
 
 
 def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
@@ -108,18 +109,27 @@ def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> 
         ) from exc
     counts = {c.chunk_id: c.sentence_count for c in choices}
     selection = Selection()
+    named: dict[str, int] = {}
     for item in parsed.results:
         if item.chunk_id not in counts:
             selection.dropped_ids += 1 + len(item.relevant_sentences)
             continue
         chosen = selection.by_chunk.setdefault(item.chunk_id, [])
+        named[item.chunk_id] = named.get(item.chunk_id, 0) + len(item.relevant_sentences)
         for sentence in item.relevant_sentences:
             valid = 1 <= sentence.sentence_id <= counts[item.chunk_id]
             if not valid:
                 selection.dropped_ids += 1
             elif sentence.sentence_id not in chosen and len(chosen) < max_per_chunk:
                 chosen.append(sentence.sentence_id)
+    # A chunk for which the model named only sentences that do not exist got no answer: that is
+    # not "nothing here supports the answer", and the lexical selector stands in for it.
+    selection.invalid_chunks = [c for c, ids in selection.by_chunk.items() if named[c] and not ids]
+    for chunk_id in selection.invalid_chunks:
+        del selection.by_chunk[chunk_id]
     selection.missing_chunks = [c.chunk_id for c in choices if c.chunk_id not in selection.by_chunk]
-    if choices and len(selection.missing_chunks) == len(choices):
+    if choices and not selection.by_chunk:
+        if selection.invalid_chunks:
+            raise LLMInvalidOutput("the reply names only sentence ids that do not exist")
         raise LLMInvalidOutput("the reply names none of the chunks it was given")
     return selection

@@ -5,22 +5,31 @@ Runs in a worker thread (PyMuPDF and rapidfuzz would stall the event loop).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from app.alignment.index import DocumentIndex, IndexCache, StalePdfError
-from app.alignment.locate import locate
+from app.alignment.index import DocumentIndex, IndexCache, build_index
+from app.alignment.locate import LocateResult, locate
 from app.alignment.sentences import Sentence
-from app.highlights.schemas import Highlight, Reason, Rect
+from app.documents.storage import PdfChanged, PdfMissing, PdfStorage
+from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
 
 log = logging.getLogger(__name__)
+
+
+def highlight_id(document_id: str, sha256: str, chunk_id: str, start: int, end: int) -> str:
+    """Deterministic: the same PDF content, chunk and offsets give the same id; a re-ingested PDF
+    with other content gives new ids, so an id never points at rectangles of another file."""
+    key = "\x1f".join((document_id, sha256, chunk_id, str(start), str(end)))
+    return "h_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
 class LocateJob:
     chunk_id: str
-    pdf_path: Path | None
+    document_id: str
+    source_path: str
     sha256: str
     pages: tuple[int, int]
     sentences: list[Sentence]
@@ -33,16 +42,26 @@ class ChunkLocation:
     unlocated: int = 0
 
 
-def _open(cache: IndexCache, job: LocateJob) -> DocumentIndex | Reason:
-    if job.pdf_path is None or not job.pdf_path.is_file():
-        return Reason.pdf_unavailable
+def open_index(
+    storage: PdfStorage, cache: IndexCache, source_path: str, sha256: str
+) -> DocumentIndex:
+    """Blocking: the text index of a stored document's PDF. The file is checked against the
+    ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged)."""
+    storage.verify(source_path, sha256)
+    return cache.get(sha256, lambda: build_index(storage.read_verified(source_path, sha256)))
+
+
+def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentIndex | Reason:
     try:
-        return cache.get(job.pdf_path, job.sha256)
-    except StalePdfError as exc:
-        log.warning("%s; re-ingest the document", exc)
+        return open_index(storage, cache, job.source_path, job.sha256)
+    except PdfMissing as exc:
+        log.warning("%s", exc.message)
+        return Reason.pdf_unavailable
+    except PdfChanged as exc:
+        log.warning("%s", exc.message)
         return Reason.pdf_changed
     except Exception:  # a damaged PDF must not fail the batch; the reader still gets the link
-        log.exception("cannot index %s", job.pdf_path)
+        log.exception("cannot index %s", job.source_path)
         return Reason.pdf_unavailable
 
 
@@ -57,39 +76,68 @@ def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
         if found.status != "found" or found.page is None:
             location.unlocated += 1
             continue
-        width, height = index.page_size(found.page)
-        location.highlights.append(
-            Highlight(
-                sentence_id=sentence.index,
-                text=sentence.text,
-                start=sentence.start,
-                end=sentence.end,
-                page=found.page,
-                page_width=round(width, 2),
-                page_height=round(height, 2),
-                score=round(found.score, 1),
-                rects=[
-                    Rect(
-                        page=r.page,
-                        x0=round(r.x0, 2),
-                        y0=round(r.y0, 2),
-                        x1=round(r.x1, 2),
-                        y1=round(r.y1, 2),
-                    )
-                    for r in found.rects
-                ],
-            )
-        )
+        location.highlights.append(_highlight(index, job, sentence, found))
     return location
 
 
-def locate_chunks(cache: IndexCache, jobs: list[LocateJob]) -> dict[str, ChunkLocation]:
+def _highlight(
+    index: DocumentIndex, job: LocateJob, sentence: Sentence, found: LocateResult
+) -> Highlight:
+    assert found.page is not None
+    width, height = index.page_size(found.page)
+    rects: list[Rect] = []
+    normalized: list[NormalizedRect] = []
+    for r in found.rects:
+        page_width, page_height = index.page_size(r.page)
+        rects.append(
+            Rect(
+                page=r.page,
+                x0=round(r.x0, 2),
+                y0=round(r.y0, 2),
+                x1=round(r.x1, 2),
+                y1=round(r.y1, 2),
+            )
+        )
+        normalized.append(
+            NormalizedRect(
+                page=r.page,
+                x0=_fraction(r.x0, page_width),
+                y0=_fraction(r.y0, page_height),
+                x1=_fraction(r.x1, page_width),
+                y1=_fraction(r.y1, page_height),
+            )
+        )
+    return Highlight(
+        highlight_id=highlight_id(
+            job.document_id, job.sha256, job.chunk_id, sentence.start, sentence.end
+        ),
+        sentence_id=sentence.index,
+        text=sentence.text,
+        start=sentence.start,
+        end=sentence.end,
+        page=found.page,
+        page_width=round(width, 2),
+        page_height=round(height, 2),
+        score=round(found.score, 1),
+        rects=rects,
+        normalized_rects=normalized,
+    )
+
+
+def _fraction(value: float, size: float) -> float:
+    return round(min(1.0, max(0.0, value / size)), 5) if size > 0 else 0.0
+
+
+def locate_chunks(
+    storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob]
+) -> dict[str, ChunkLocation]:
     out: dict[str, ChunkLocation] = {}
-    indexes: dict[Path | None, DocumentIndex | Reason] = {}
+    indexes: dict[tuple[str, str], DocumentIndex | Reason] = {}
     for job in jobs:
-        if job.pdf_path not in indexes:
-            indexes[job.pdf_path] = _open(cache, job)
-        index = indexes[job.pdf_path]
+        key = (job.source_path, job.sha256)
+        if key not in indexes:
+            indexes[key] = _open(storage, cache, job)
+        index = indexes[key]
         out[job.chunk_id] = (
             ChunkLocation(error=index) if isinstance(index, Reason) else _locate_job(index, job)
         )

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.fields import StorableText
+
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
 MAX_ANSWER_CHARS = 20_000
@@ -16,8 +18,8 @@ MAX_CITATIONS = 50
 class CitationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    chunk_id: str = Field(min_length=1, max_length=256)
-    citation_id: str | None = Field(
+    chunk_id: StorableText = Field(min_length=1, max_length=256)
+    citation_id: StorableText | None = Field(
         default=None, max_length=128, description="The frontend's own id, echoed back."
     )
 
@@ -36,8 +38,8 @@ class HighlightBatchRequest(BaseModel):
         },
     )
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+    query: StorableText = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    answer: StorableText = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
     citations: list[CitationIn] = Field(min_length=1, max_length=MAX_CITATIONS)
 
 
@@ -59,6 +61,7 @@ class Reason(StrEnum):
     no_relevant_sentences = "no_relevant_sentences"
     no_sentences = "no_sentences"
     llm_disabled = "llm_disabled"
+    llm_pending = "llm_pending"  # only in provisional stream events
     llm_unavailable = "llm_unavailable"
     llm_rejected = "llm_rejected"
     llm_truncated = "llm_truncated"
@@ -66,7 +69,8 @@ class Reason(StrEnum):
 
 
 class Rect(BaseModel):
-    """One line of a highlight, in PDF points, origin top-left of the page's crop box."""
+    """One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
+    after the page's /Rotate)."""
 
     page: int
     x0: float
@@ -75,22 +79,40 @@ class Rect(BaseModel):
     y1: float
 
 
+class NormalizedRect(BaseModel):
+    """The same rectangle in fractions (0-1) of its own page's displayed width and height, for
+    viewers that lay pages out at any size."""
+
+    page: int
+    x0: float = Field(ge=0, le=1)
+    y0: float = Field(ge=0, le=1)
+    x1: float = Field(ge=0, le=1)
+    y1: float = Field(ge=0, le=1)
+
+
 class Highlight(BaseModel):
+    highlight_id: str = Field(
+        description="Stable id: the same document content, chunk and sentence offsets always "
+        "give the same id (GET /v2/highlights/{highlight_id}, the viewer and page previews "
+        "take it)."
+    )
     sentence_id: int = Field(description="1-based number of the sentence in the chunk.")
     text: str = Field(description="The sentence as stored in the chunk.")
     start: int = Field(description="Character offset of the sentence in the chunk text.")
     end: int
     page: int = Field(description="Page the highlight starts on, 1-based.")
-    page_width: float = Field(description="Width of that page's crop box, PDF points.")
+    page_width: float = Field(description="Width of that page as displayed, PDF points.")
     page_height: float
     score: float = Field(description="Alignment confidence, 0-100.")
     rects: list[Rect]
+    normalized_rects: list[NormalizedRect]
 
 
 class CitationResult(BaseModel):
     citation_id: str | None
     chunk_id: str
     document_id: str | None
+    document_title: str | None = None
     status: CitationStatus
     reason: Reason | None = Field(
         description="Set whenever the citation is not highlighted, or was highlighted by the "
@@ -100,7 +122,13 @@ class CitationResult(BaseModel):
     page_start: int | None = None
     page_end: int | None = None
     link: str | None = Field(
-        description="Plain PDF link at the best page (…/pdf#page=N); null only for unknown chunks."
+        description="Plain PDF link at the best page (…/pdf#page=N), absolute when the service "
+        "has a public base URL; null only for unknown chunks."
+    )
+    viewer_link: str | None = Field(
+        default=None,
+        description="The reference viewer (GET /viewer) showing this citation's highlights; "
+        "null when there are none.",
     )
     highlights: list[Highlight] = Field(default_factory=list)
 
@@ -112,3 +140,36 @@ class HighlightBatchResponse(BaseModel):
     method: Literal["llm", "lexical"]
     llm_tier: str | None = Field(description="Which structured-output tier served the LLM call.")
     results: list[CitationResult]
+
+
+class CitationEvent(BaseModel):
+    """Data of a ``citation`` event of POST /v2/highlights/stream."""
+
+    index: int = Field(description="Position of the citation in the request's citations.")
+    provisional: bool = Field(
+        description="True: chosen by word overlap while the LLM answers (reason llm_pending); a "
+        "non-provisional event for the same index follows."
+    )
+    citation: CitationResult
+
+
+class BatchSummary(BaseModel):
+    """Data of the ``summary`` event, the last event of POST /v2/highlights/stream."""
+
+    status: Literal["complete", "partial", "fallback"]
+    method: Literal["llm", "lexical"]
+    llm_tier: str | None
+    total: int
+    highlighted: int
+    cached: bool = Field(description="The answer came from the result cache.")
+
+
+class StoredHighlightOut(BaseModel):
+    """A highlight by id, as the reference viewer and page previews use it."""
+
+    highlight_id: str
+    document_id: str
+    document_title: str
+    chunk_id: str
+    pdf_url: str = Field(description="The document's PDF (signed when auth is on).")
+    highlight: Highlight

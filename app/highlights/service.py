@@ -3,6 +3,11 @@
 Nothing an upstream does makes this raise: a missing chunk, an LLM that is down or answers badly,
 a PDF that is gone or has no text layer each become a per-citation status with a reason, and the
 lexical selector stands in for the LLM so readers still get highlights.
+
+The steps, shared by the batch and the stream (streaming.py): ``prepare`` (limits, chunks from the
+database, sentences, the cache key), ``cached`` (the result cache), the choice (choosing.py),
+``compute`` (place the chosen sentences, in a worker thread), ``remember`` (cache the answer and
+store its highlights by id). Links are added last, per caller (results.py).
 """
 
 from __future__ import annotations
@@ -10,51 +15,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import quote
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
 from app.alignment.sentences import Sentence, split_sentences
 from app.core.errors import BadRequest
 from app.db.session import transaction
-from app.documents import repository
-from app.documents.service import resolve_under_root
-from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
-from app.highlights.locating import ChunkLocation, LocateJob, locate_chunks
-from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
+from app.documents import repository as documents
+from app.documents.links import PdfLinks
+from app.documents.storage import PdfStorage
+from app.highlights import repository
+from app.highlights.cache import cache_key, cacheable, etag
+from app.highlights.choosing import Choice, Chosen, SentenceChooser
+from app.highlights.locating import ChunkLocation, LocateJob, locate_chunks, open_index
+from app.highlights.results import StoredChunk, batch_status, result_for, with_links
 from app.highlights.schemas import (
-    CitationResult,
     CitationStatus,
-    Highlight,
     HighlightBatchRequest,
     HighlightBatchResponse,
-    Reason,
 )
-from app.highlights.selection import select_sentences
 from app.llm.client import StructuredClient
-from app.llm.errors import LLMError
 
 log = logging.getLogger(__name__)
-
-MESSAGES: dict[Reason, str] = {
-    Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
-    Reason.pdf_unavailable: "The document's PDF could not be opened; showing the page link only.",
-    Reason.pdf_changed: "The PDF changed since it was ingested; re-ingest the document.",
-    Reason.no_text_layer: "The cited pages have no text layer (a scan without OCR).",
-    Reason.not_located: "The supporting sentences could not be found reliably on the PDF pages.",
-    Reason.no_relevant_sentences: "No sentence of this chunk was judged to support the answer.",
-    Reason.no_sentences: "The chunk has no text to highlight.",
-    Reason.llm_disabled: "No LLM is configured; sentences were chosen by word overlap.",
-    Reason.llm_unavailable: "The LLM could not be reached; sentences were chosen by word overlap.",
-    Reason.llm_rejected: "The LLM refused the request; sentences were chosen by word overlap.",
-    Reason.llm_truncated: "The LLM's reply was cut off; sentences were chosen by word overlap.",
-    Reason.llm_invalid_output: (
-        "The LLM's reply was unusable; sentences were chosen by word overlap."
-    ),
-}
+# Old cache rows are deleted at most this often per process (on a write).
+PRUNE_EVERY_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -64,32 +54,33 @@ class Limits:
     max_answer_chars: int
     max_sentences_per_chunk: int
     max_highlights_per_chunk: int
+    batch_deadline_s: float = 30.0
+    result_cache_ttl_s: float = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
-class StoredChunk:
-    id: str
-    document_id: str
-    text: str
-    page_start: int
-    page_end: int
-    pdf_path: Path | None
-    sha256: str
+class Batch:
+    request: HighlightBatchRequest
+    chunks: dict[str, StoredChunk]
+    sentences: dict[str, list[Sentence]]
+    key: str
+    cached: HighlightBatchResponse | None
+    started: float
+
+    def budget(self, deadline_s: float) -> float:
+        return deadline_s - (time.perf_counter() - self.started)
 
 
-@dataclass
-class Choice:
-    """What was chosen for one chunk, and why the LLM did not choose it (when it did not)."""
+@dataclass(frozen=True)
+class BatchAnswer:
+    response: HighlightBatchResponse
+    body: bytes
+    etag: str
+    cache_hit: bool
 
-    sentence_ids: list[int]
-    reason: Reason | None
 
-
-@dataclass
-class Chosen:
-    method: str = "llm"
-    tier: str | None = None
-    per_chunk: dict[str, Choice] = field(default_factory=dict)
+# Where each chunk's chosen sentences were placed, reused when a later choice is the same.
+Placed = dict[str, tuple[tuple[int, ...], ChunkLocation]]
 
 
 class HighlightService:
@@ -99,21 +90,31 @@ class HighlightService:
         session_factory: async_sessionmaker[AsyncSession],
         llm: StructuredClient | None,
         index_cache: IndexCache,
-        pdf_root: Path,
+        storage: PdfStorage,
         limits: Limits,
+        llm_identity: Mapping[str, Any] | None = None,
     ) -> None:
         self.session_factory = session_factory
-        self.llm = llm
         self.index_cache = index_cache
-        self.pdf_root = pdf_root
+        self.storage = storage
         self.limits = limits
+        self.chooser = SentenceChooser(llm, limits.max_highlights_per_chunk)
+        self._identity = dict(llm_identity or {"provider": "none"})
+        self._settings = {
+            "max_highlights_per_chunk": limits.max_highlights_per_chunk,
+            "max_sentences_per_chunk": limits.max_sentences_per_chunk,
+        }
+        self._last_prune = 0.0
+
+    def begin_shutdown(self) -> None:
+        self.chooser.begin_shutdown()
 
     def warm_index(self, source_path: str, sha256: str) -> None:
         """Blocking: build (or load) a document's text index ahead of its first highlight request,
         which would otherwise pay for it (about 2 s for a 350-page book). Failures only log: the
         request path reports them properly when it meets the same PDF."""
         try:
-            self.index_cache.get(resolve_under_root(self.pdf_root, source_path), sha256)
+            open_index(self.storage, self.index_cache, source_path, sha256)
         except Exception:
             log.warning("could not pre-build the text index of %s", source_path, exc_info=True)
 
@@ -127,176 +128,159 @@ class HighlightService:
             if size > limit:
                 raise BadRequest(f"{name} has {size} {unit}; this service accepts at most {limit}")
 
-    async def _load(self, chunk_ids: list[str]) -> dict[str, StoredChunk]:
-        # A short transaction of its own: no connection is held while the LLM thinks.
-        async with transaction(self.session_factory) as session:
-            rows = await repository.get_chunks(session, chunk_ids)
-            out: dict[str, StoredChunk] = {}
-            for chunk in rows.values():
-                try:
-                    pdf: Path | None = resolve_under_root(self.pdf_root, chunk.document.source_path)
-                except BadRequest:
-                    pdf = None
-                out[chunk.id] = StoredChunk(
-                    chunk.id,
-                    chunk.document_id,
-                    chunk.text,
-                    chunk.page_start,
-                    chunk.page_end,
-                    pdf,
-                    chunk.document.sha256,
-                )
-            return out
-
-    def _lexical(
-        self, request: HighlightBatchRequest, sentences: list[Sentence], reason: Reason
-    ) -> Choice:
-        ids = select_sentences(
-            sentences, request.answer, request.query, self.limits.max_highlights_per_chunk
-        )
-        return Choice(ids, reason)
-
-    async def _ask_llm(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]]
-    ) -> tuple[Selection, str]:
-        assert self.llm is not None
-        ids = [cid for cid, sents in sentences.items() if sents]
-        choices = [ChunkChoice(cid, len(sentences[cid])) for cid in ids]
-        limit = self.limits.max_highlights_per_chunk
-        completion = await self.llm.complete_json(
-            system=system_prompt(limit),
-            user=user_prompt(
-                request.query, request.answer, [PromptChunk(c, sentences[c]) for c in ids]
-            ),
-            schema=narrowed_schema(choices, limit),
-            schema_name="HighlightBatchResult",
-            validate=lambda raw: validate_reply(raw, choices, limit),
-        )
-        if completion.value.dropped_ids:
-            log.warning("dropped %d unknown ids from the LLM reply", completion.value.dropped_ids)
-        return completion.value, completion.strategy
-
-    async def _choose(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]]
-    ) -> Chosen:
-        chosen = Chosen()
-        fallback_reason: Reason | None = Reason.llm_disabled if self.llm is None else None
-        selection = Selection()
-        if self.llm is not None and any(sentences.values()):
-            try:
-                selection, chosen.tier = await self._ask_llm(request, sentences)
-            except LLMError as exc:
-                log.warning("LLM selection failed (%s): %s", exc.reason, exc.message)
-                known = exc.reason in Reason.__members__
-                fallback_reason = Reason(exc.reason) if known else Reason.llm_unavailable
-        for cid, sents in sentences.items():
-            if fallback_reason is None and cid in selection.by_chunk:
-                chosen.per_chunk[cid] = Choice(selection.by_chunk[cid], None)
-            elif sents:
-                reason = fallback_reason or Reason.llm_invalid_output
-                chosen.per_chunk[cid] = self._lexical(request, sents, reason)
-        if fallback_reason is not None or not chosen.tier:
-            chosen.method = "lexical"
-        return chosen
-
-    async def highlight_batch(
-        self, request: HighlightBatchRequest, link_prefix: str = ""
-    ) -> HighlightBatchResponse:
+    async def prepare(self, request: HighlightBatchRequest) -> Batch:
+        """Everything that can fail the request itself (422, 503) happens here, before a stream
+        starts. One short transaction: no connection is held while the LLM thinks."""
         started = time.perf_counter()
         self._check_limits(request)
-        chunks = await self._load([c.chunk_id for c in request.citations])
+        async with transaction(self.session_factory) as session:
+            rows = await documents.get_chunks(session, [c.chunk_id for c in request.citations])
+            chunks = {
+                chunk.id: StoredChunk(
+                    id=chunk.id,
+                    document_id=chunk.document_id,
+                    document_title=chunk.document.title,
+                    text=chunk.text,
+                    page_start=chunk.page_start,
+                    page_end=chunk.page_end,
+                    source_path=chunk.document.source_path,
+                    sha256=chunk.document.sha256,
+                )
+                for chunk in rows.values()
+            }
+            key = cache_key(request, chunks, self._identity, self._settings)
+            stored = None
+            if self.limits.result_cache_ttl_s > 0:
+                stored = await repository.cached_response(
+                    session, key, self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
+                )
         cap = self.limits.max_sentences_per_chunk
         sentences = {cid: split_sentences(chunk.text)[:cap] for cid, chunk in chunks.items()}
-        chosen = await self._choose(request, sentences)
-        jobs = [
-            LocateJob(
-                chunk_id=cid,
-                pdf_path=chunk.pdf_path,
-                sha256=chunk.sha256,
-                pages=(chunk.page_start, chunk.page_end),
-                sentences=[
-                    sentences[cid][i - 1]
-                    for i in chosen.per_chunk.get(cid, Choice([], None)).sentence_ids
-                ],
+        cached = await self._still_true(stored, chunks) if stored else None
+        return Batch(request, chunks, sentences, key, cached, started)
+
+    async def _still_true(
+        self, stored: str, chunks: Mapping[str, StoredChunk]
+    ) -> HighlightBatchResponse | None:
+        """A cached answer, unless one of its PDFs changed on disk since (the stored hashes in the
+        key cannot see a file replaced without re-ingest)."""
+        files = {(c.source_path, c.sha256) for c in chunks.values()}
+        try:
+            for source_path, sha256 in files:
+                await asyncio.to_thread(self.storage.verify, source_path, sha256)
+            return HighlightBatchResponse.model_validate_json(stored)
+        except ValidationError:
+            log.warning("ignoring a cached answer that no longer fits the response model")
+        except Exception as exc:  # PdfChanged, PdfMissing: recompute, which reports it
+            log.info("cached answer not used: %s", exc)
+        return None
+
+    async def compute(
+        self, batch: Batch, chosen: Chosen, placed: Placed | None = None
+    ) -> tuple[HighlightBatchResponse, Placed]:
+        """Place the chosen sentences (in a worker thread: PyMuPDF and rapidfuzz block) and build
+        the results, without links. ``placed`` reuses earlier placements of the same choice."""
+        placed = dict(placed or {})
+        jobs = []
+        for cid, chunk in batch.chunks.items():
+            ids = tuple(chosen.per_chunk.get(cid, Choice([], None)).sentence_ids)
+            if cid in placed and placed[cid][0] == ids:
+                continue
+            jobs.append(
+                LocateJob(
+                    chunk_id=cid,
+                    document_id=chunk.document_id,
+                    source_path=chunk.source_path,
+                    sha256=chunk.sha256,
+                    pages=(chunk.page_start, chunk.page_end),
+                    sentences=[batch.sentences[cid][i - 1] for i in ids],
+                )
             )
-            for cid, chunk in chunks.items()
-        ]
-        # PyMuPDF and rapidfuzz are blocking: all of it runs in one worker thread.
-        located = await asyncio.to_thread(locate_chunks, self.index_cache, jobs)
+        if jobs:
+            located = await asyncio.to_thread(locate_chunks, self.storage, self.index_cache, jobs)
+            for job in jobs:
+                ids = tuple(s.index for s in job.sentences)
+                placed[job.chunk_id] = (ids, located[job.chunk_id])
+        locations = {cid: location for cid, (_, location) in placed.items()}
         results = [
-            self._result(c.chunk_id, c.citation_id, chunks, sentences, chosen, located, link_prefix)
-            for c in request.citations
+            result_for(c.chunk_id, c.citation_id, batch.chunks, batch.sentences, chosen, locations)
+            for c in batch.request.citations
         ]
-        highlighted = sum(r.status == CitationStatus.highlighted for r in results)
-        log.info(
-            "batch: %d citations, %d highlighted, method %s, tier %s, reasons %s, %.0f ms",
-            len(results),
-            highlighted,
-            chosen.method,
-            chosen.tier,
-            sorted({r.reason.value for r in results if r.reason}),
-            (time.perf_counter() - started) * 1000,
-        )
-        status = (
-            "complete" if highlighted == len(results) else "partial" if highlighted else "fallback"
-        )
-        return HighlightBatchResponse(
-            status=status,
+        response = HighlightBatchResponse(
+            status=batch_status(results),
             method="llm" if chosen.method == "llm" else "lexical",
             llm_tier=chosen.tier,
             results=results,
         )
+        return response, placed
 
-    def _result(
-        self,
-        chunk_id: str,
-        citation_id: str | None,
-        chunks: dict[str, StoredChunk],
-        sentences: dict[str, list[Sentence]],
-        chosen: Chosen,
-        located: dict[str, ChunkLocation],
-        link_prefix: str,
-    ) -> CitationResult:
-        chunk = chunks.get(chunk_id)
-        if chunk is None:
-            return CitationResult(
-                citation_id=citation_id,
-                chunk_id=chunk_id,
-                document_id=None,
-                status=CitationStatus.fallback,
-                reason=Reason.chunk_not_found,
-                message=MESSAGES[Reason.chunk_not_found],
-                link=None,
-            )
-        choice = chosen.per_chunk.get(chunk_id, Choice([], None))
-        location = located[chunk_id]
-        highlights: list[Highlight] = location.highlights
-        status, reason = CitationStatus.highlighted, choice.reason
-        if not highlights:
-            status = CitationStatus.no_match
-            if location.error is not None:
-                status, reason = CitationStatus.fallback, location.error
-            elif not sentences[chunk_id]:
-                reason = Reason.no_sentences
-            elif not choice.sentence_ids:
-                # After an LLM failure the empty choice is the weaker selector's: name the cause.
-                reason = choice.reason or Reason.no_relevant_sentences
-            else:
-                reason = Reason.not_located
-        message = MESSAGES[reason] if reason else None
-        if not highlights and reason == choice.reason and reason is not None:
-            message = f"{MESSAGES[reason]} None of them echoes the answer."
-        page = highlights[0].page if highlights else chunk.page_start
-        link = f"{link_prefix}/v2/documents/{quote(chunk.document_id, safe='')}/pdf#page={page}"
-        return CitationResult(
-            citation_id=citation_id,
-            chunk_id=chunk_id,
-            document_id=chunk.document_id,
-            status=status,
-            reason=reason,
-            message=message,
-            page_start=chunk.page_start,
-            page_end=chunk.page_end,
-            link=link,
-            highlights=highlights,
+    async def remember(self, batch: Batch, response: HighlightBatchResponse) -> None:
+        """Store the highlights by id (the viewer and page previews read them) and cache the
+        answer when it would come out the same again. Derived data: a failure only logs."""
+        now = self._now()
+        rows: list[dict[str, object]] = [
+            {
+                "id": h.highlight_id,
+                "document_id": r.document_id,
+                "document_sha256": batch.chunks[r.chunk_id].sha256,
+                "chunk_id": r.chunk_id,
+                "page": h.page,
+                "data": h.model_dump_json(),
+                "created_at": now,
+            }
+            for r in response.results
+            for h in r.highlights
+        ]
+        unique = list({row["id"]: row for row in rows}.values())
+        store = self.limits.result_cache_ttl_s > 0 and cacheable(response)
+        try:
+            async with transaction(self.session_factory) as session:
+                await repository.store_highlights(session, unique)
+                if store:
+                    await repository.store_response(
+                        session, batch.key, response.model_dump_json(), now
+                    )
+                if store and time.monotonic() - self._last_prune > PRUNE_EVERY_S:
+                    self._last_prune = time.monotonic()
+                    expired = now - timedelta(seconds=self.limits.result_cache_ttl_s)
+                    await repository.prune_responses(session, expired)
+        except Exception:
+            log.warning("could not store the batch's highlights or cache its answer", exc_info=True)
+
+    async def answer(self, batch: Batch) -> HighlightBatchResponse:
+        """The batch's answer without links: from the cache, or chosen, placed and remembered."""
+        if batch.cached is not None:
+            return batch.cached
+        chosen = await self.chooser.choose(
+            batch.request, batch.sentences, batch.budget(self.limits.batch_deadline_s)
         )
+        response, _ = await self.compute(batch, chosen)
+        await self.remember(batch, response)
+        return response
+
+    async def highlight_batch(
+        self, request: HighlightBatchRequest, links: PdfLinks | None = None
+    ) -> BatchAnswer:
+        batch = await self.prepare(request)
+        response = with_links(await self.answer(batch), links or PdfLinks())
+        self.log_batch(batch, response)
+        body = response.model_dump_json().encode()
+        return BatchAnswer(response, body, etag(body), batch.cached is not None)
+
+    def log_batch(self, batch: Batch, response: HighlightBatchResponse) -> None:
+        results = response.results
+        log.info(
+            "batch: %d citations, %d highlighted, method %s, tier %s, reasons %s, cache %s, "
+            "%.0f ms",
+            len(results),
+            sum(r.status == CitationStatus.highlighted for r in results),
+            response.method,
+            response.llm_tier,
+            sorted({r.reason.value for r in results if r.reason}),
+            "hit" if batch.cached is not None else "miss",
+            (time.perf_counter() - batch.started) * 1000,
+        )
+
+    @staticmethod
+    def _now() -> datetime:
+        return datetime.now(UTC)

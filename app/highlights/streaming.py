@@ -1,0 +1,102 @@
+"""POST /v2/highlights/stream: one event per citation as soon as it is ready.
+
+Citations of unknown chunks go out at once. When an LLM is configured and has not answered after
+``provisional_after_s``, the lexical selector's answer is placed and sent as provisional events
+(reason ``llm_pending``); when the LLM answers (or fails, or the deadline passes) every known
+citation gets its final event, with the same statuses and reasons as the batch. A ``summary``
+event ends the stream. A cached answer is sent at once, all final.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from pydantic import BaseModel
+
+from app.documents.links import PdfLinks
+from app.highlights.results import not_found, with_links
+from app.highlights.schemas import (
+    BatchSummary,
+    CitationEvent,
+    CitationStatus,
+    HighlightBatchResponse,
+    Reason,
+)
+from app.highlights.service import Batch, HighlightService
+
+Event = tuple[str, BaseModel]
+# Sent while nothing else is: proxies and browsers drop connections idle for long.
+PING: Event | None = None
+PING_EVERY_S = 15.0
+
+
+def _summary(response: HighlightBatchResponse, cached: bool) -> Event:
+    return "summary", BatchSummary(
+        status=response.status,
+        method=response.method,
+        llm_tier=response.llm_tier,
+        total=len(response.results),
+        highlighted=sum(r.status == CitationStatus.highlighted for r in response.results),
+        cached=cached,
+    )
+
+
+def _citations(
+    response: HighlightBatchResponse, links: PdfLinks, provisional: bool, skip: set[int]
+) -> list[Event]:
+    linked = with_links(response, links)
+    return [
+        ("citation", CitationEvent(index=i, provisional=provisional, citation=result))
+        for i, result in enumerate(linked.results)
+        if i not in skip
+    ]
+
+
+async def stream_events(
+    service: HighlightService,
+    batch: Batch,
+    links: PdfLinks,
+    provisional_after_s: float,
+    ping_every_s: float = PING_EVERY_S,
+) -> AsyncIterator[Event | None]:
+    """The stream's events; None where a keep-alive ping is due."""
+    if batch.cached is not None:
+        for event in _citations(batch.cached, links, False, set()):
+            yield event
+        yield _summary(with_links(batch.cached, links), cached=True)
+        return
+    request = batch.request
+    unknown = {i for i, c in enumerate(request.citations) if c.chunk_id not in batch.chunks}
+    for i in sorted(unknown):
+        citation = not_found(request.citations[i].chunk_id, request.citations[i].citation_id)
+        yield "citation", CitationEvent(index=i, provisional=False, citation=citation)
+    budget = batch.budget(service.limits.batch_deadline_s)
+    choosing = asyncio.ensure_future(service.chooser.choose(request, batch.sentences, budget))
+    try:
+        placed = None
+        if service.chooser.has_llm:
+            done, _ = await asyncio.wait({choosing}, timeout=provisional_after_s)
+            if not done:
+                lexical = await service.chooser.lexical_only(
+                    request, batch.sentences, Reason.llm_pending
+                )
+                provisional, placed = await service.compute(batch, lexical)
+                for event in _citations(provisional, links, True, unknown):
+                    yield event
+        while not choosing.done():
+            done, _ = await asyncio.wait({choosing}, timeout=ping_every_s)
+            if not done:
+                yield PING
+        response, _ = await service.compute(batch, choosing.result(), placed)
+        await service.remember(batch, response)
+        for event in _citations(response, links, False, unknown):
+            yield event
+        service.log_batch(batch, response)
+        yield _summary(response, cached=False)
+    finally:
+        if not choosing.done():
+            choosing.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await choosing

@@ -1,0 +1,327 @@
+/**
+ * The reference viewer: GET /viewer?document_id=D&highlight=h_1&highlight=h_2[&expires=…&signature=…]
+ *
+ * Loads the PDF with PDF.js, renders pages lazily (canvas + text layer, so the words are real DOM
+ * text), fetches each highlight from GET /v2/highlights/{id}, draws every rect with the
+ * frontend-contract helpers, scrolls to the first one, and shows failures in the page.
+ * `window.__viewer` tells a browser test when all that is done.
+ */
+import {
+  AbortException,
+  GlobalWorkerOptions,
+  getDocument,
+  type PDFDocumentProxy,
+  type PDFPageProxy,
+  RenderingCancelledException,
+  TextLayer,
+} from "pdfjs-dist/legacy/build/pdf.mjs";
+import type { PageViewport } from "pdfjs-dist/types/src/display/display_utils.js";
+import {
+  type HighlightResponse,
+  highlightRects,
+  highlightToViewportRects,
+} from "../src/highlights.js";
+
+// The legacy build runs in browsers a few years old too: a viewer link goes to any reader.
+// The worker and openjpeg.wasm (JPEG 2000 scans) sit beside this bundle in /viewer/assets/,
+// copied there by scripts/build_viewer.sh.
+const ASSETS = new URL("./", import.meta.url).href;
+GlobalWorkerOptions.workerSrc = `${ASSETS}pdf.worker.min.mjs`;
+
+export interface ViewerError {
+  /** The highlight id the error is about; null for the document itself. */
+  highlightId: string | null;
+  code: string;
+  message: string;
+}
+
+export interface ViewerState {
+  /** "ready": the PDF is shown (some highlights may still have failed: see errors). */
+  status: "loading" | "ready" | "error";
+  documentId: string | null;
+  pageCount: number;
+  /** The highlights that loaded, in URL order. */
+  highlights: HighlightResponse[];
+  errors: ViewerError[];
+}
+
+declare global {
+  interface Window {
+    __viewer: {
+      /** Resolves (never rejects) once the outcome is final: pages with highlights rendered. */
+      ready: Promise<ViewerState>;
+      state: ViewerState;
+      /** Every drawn rect, in document order. */
+      rectElements: () => HTMLElement[];
+    };
+  }
+}
+
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
+const ui = { title: $("title"), errors: $("errors"), pages: $("pages") };
+const params = new URLSearchParams(location.search);
+const state: ViewerState = {
+  status: "loading",
+  documentId: params.get("document_id"),
+  pageCount: 0,
+  highlights: [],
+  errors: [],
+};
+let markReady!: (s: ViewerState) => void;
+window.__viewer = {
+  ready: new Promise((resolve) => (markReady = resolve)),
+  state,
+  rectElements: () => [...document.querySelectorAll<HTMLElement>(".hl-rect")],
+};
+
+// With auth on, the viewer's own URL carries a signature that every request must repeat. Taken
+// from the raw query string so it goes out byte for byte as it came.
+const AUTH_KEYS = new Set(["expires", "signature"]);
+function keyOf(pair: string): string {
+  try {
+    return decodeURIComponent(pair.split("=")[0] ?? "");
+  } catch {
+    return ""; // a malformed escape is no auth parameter
+  }
+}
+const authParams = location.search
+  .slice(1)
+  .split("&")
+  .filter((pair) => AUTH_KEYS.has(keyOf(pair)));
+
+function withAuth(path: string): string {
+  const url = new URL(path, location.href);
+  const present = new Set(url.searchParams.keys());
+  const extra = authParams.filter((p) => !present.has(keyOf(p)));
+  if (extra.length > 0) url.search = [url.search.slice(1), ...extra].filter(Boolean).join("&");
+  return url.href;
+}
+
+function fail(highlightId: string | null, code: string, message: string): void {
+  state.errors.push({ highlightId, code, message });
+  const item = document.createElement("li");
+  item.textContent = highlightId ? `Highlight ${highlightId}: ${message}` : message;
+  item.dataset.code = code;
+  if (highlightId) item.dataset.highlightId = highlightId;
+  ui.errors.querySelector("ul")!.append(item);
+  ui.errors.hidden = false;
+}
+
+async function fetchHighlight(id: string): Promise<HighlightResponse | null> {
+  try {
+    const response = await fetch(withAuth(`/v2/highlights/${encodeURIComponent(id)}`));
+    const body: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
+      fail(
+        id,
+        error?.code ?? `http_${response.status}`,
+        error?.message ?? `HTTP ${response.status}`,
+      );
+      return null;
+    }
+    const found = body as HighlightResponse | null;
+    if (!found?.highlight || !Array.isArray(found.highlight.rects)) {
+      fail(id, "bad_response", "the service's answer is not a highlight");
+      return null;
+    }
+    return found;
+  } catch (error) {
+    fail(id, "network_error", `could not be loaded (${String(error)})`);
+    return null;
+  }
+}
+
+/** One page: a sized box with its rects now, canvas and text layer when it is near the screen. */
+class PageView {
+  readonly div = document.createElement("div");
+  private rendering: Promise<void> | null = null;
+  private cancel: (() => void) | null = null;
+  private kept = false;
+
+  constructor(
+    private readonly page: PDFPageProxy,
+    private readonly viewport: PageViewport,
+  ) {
+    this.div.className = "page";
+    this.div.dataset.pageNumber = String(page.pageNumber);
+    const s = this.div.style;
+    s.width = `${viewport.width}px`;
+    s.height = `${viewport.height}px`;
+    // The variables PDF.js's text layer sizes itself with (see its pdf_viewer.css).
+    s.setProperty("--scale-factor", String(viewport.scale));
+    s.setProperty("--user-unit", String(page.userUnit));
+  }
+
+  drawHighlight(h: HighlightResponse): void {
+    const n = this.page.pageNumber;
+    for (const r of highlightToViewportRects(h.highlight, n, this.viewport, this.page.rotate)) {
+      const el = document.createElement("div");
+      el.className = "hl-rect";
+      Object.assign(el.style, {
+        left: `${r.left}px`,
+        top: `${r.top}px`,
+        width: `${r.width}px`,
+        height: `${r.height}px`,
+      });
+      el.dataset.highlightId = h.highlight_id;
+      el.dataset.rectIndex = String(r.index);
+      el.dataset.page = String(n);
+      el.title = h.highlight.text;
+      this.div.append(el);
+    }
+  }
+
+  /** Pages with highlights stay painted: readers and tests come back to them. */
+  keep(kept: boolean): void {
+    this.kept = kept;
+  }
+
+  render(): Promise<void> {
+    this.rendering ??= this.paint().catch((error: unknown) => {
+      // A page scrolled away mid-render was cancelled on purpose (see release).
+      if (!(error instanceof RenderingCancelledException || error instanceof AbortException)) {
+        throw error;
+      }
+    });
+    return this.rendering;
+  }
+
+  /**
+   * Frees the canvas of a page far off screen, so scrolling through a long document does not
+   * keep every page's pixels; it is painted again when it comes back.
+   */
+  release(): void {
+    if (this.kept || !this.rendering) return;
+    this.cancel?.();
+    this.cancel = null;
+    this.rendering = null;
+    this.div.querySelectorAll("canvas, .textLayer").forEach((el) => el.remove());
+    delete this.div.dataset.rendered;
+  }
+
+  private async paint(): Promise<void> {
+    const ratio = window.devicePixelRatio || 1;
+    const canvas = document.createElement("canvas");
+    const sharp = this.viewport.clone({ scale: this.viewport.scale * ratio });
+    canvas.width = Math.floor(sharp.width);
+    canvas.height = Math.floor(sharp.height);
+    const text = document.createElement("div");
+    text.className = "textLayer";
+    this.div.prepend(canvas, text);
+    const task = this.page.render({ canvas, viewport: sharp });
+    let textLayer: TextLayer | null = null;
+    this.cancel = () => {
+      task.cancel();
+      textLayer?.cancel();
+      canvas.width = canvas.height = 0; // the pixels go now, not at the next garbage collection
+    };
+    await task.promise;
+    textLayer = new TextLayer({
+      textContentSource: this.page.streamTextContent(),
+      container: text,
+      viewport: this.viewport,
+    });
+    await textLayer.render();
+    this.div.dataset.rendered = "true";
+  }
+}
+
+async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
+  try {
+    return await getDocument({ url: withAuth(url), wasmUrl: ASSETS, isEvalSupported: false })
+      .promise;
+  } catch (error) {
+    const e = error as { name?: string; status?: number; message?: string };
+    const code = e.status ? `http_${e.status}` : (e.name ?? "pdf_error");
+    fail(null, code, `The PDF could not be loaded: ${e.message ?? String(error)}`);
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const ids = params.getAll("highlight");
+  if (state.documentId === null && ids.length === 0) {
+    fail(null, "bad_request", "Nothing to show: the URL names no document_id and no highlight.");
+    return;
+  }
+  const loading = Promise.all(ids.map(fetchHighlight)).then((all) => {
+    // Without document_id, the document is the first highlight's; others are not drawn on it.
+    state.documentId ??= all.find((h) => h !== null)?.document_id ?? null;
+    return all.filter((h): h is HighlightResponse => {
+      if (h === null || h.document_id === state.documentId) return h !== null;
+      fail(
+        h.highlight_id,
+        "other_document",
+        `belongs to document ${h.document_id}, not ${state.documentId}`,
+      );
+      return false;
+    });
+  });
+  const docUrl = state.documentId && `/v2/documents/${encodeURIComponent(state.documentId)}/pdf`;
+  const pdfUrl = docUrl ?? (await loading)[0]?.pdf_url;
+  const [pdf, loaded] = await Promise.all([pdfUrl ? openPdf(pdfUrl) : null, loading]);
+  state.highlights = loaded;
+  const first = state.highlights[0];
+  ui.title.textContent = first?.document_title ?? state.documentId ?? "";
+  document.title = `${ui.title.textContent} – highlights`;
+  if (!pdf) {
+    if (!pdfUrl) fail(null, "not_found", "No highlight could be loaded, so there is no document.");
+    return;
+  }
+  state.pageCount = pdf.numPages;
+
+  const pages = await Promise.all(
+    Array.from({ length: pdf.numPages }, (_, i) => pdf.getPage(i + 1)),
+  );
+  // One scale for the document: the widest page fits the window.
+  const widest = Math.max(...pages.map((p) => p.getViewport({ scale: 1 }).width));
+  const scale = Math.min(2, Math.max(0.5, (ui.pages.clientWidth - 32) / widest));
+  const views = pages.map((p) => new PageView(p, p.getViewport({ scale })));
+  ui.pages.append(...views.map((v) => v.div));
+
+  const withRects = new Set<number>();
+  for (const h of state.highlights) {
+    const onPages = highlightRects(h.highlight).rects.map((r) => r.page);
+    const outside = onPages.filter((n) => !views[n - 1]);
+    if (outside.length > 0) {
+      fail(
+        h.highlight_id,
+        "page_out_of_range",
+        `page ${outside[0]} is not in this ${pdf.numPages}-page PDF`,
+      );
+    }
+    for (const view of views) view.drawHighlight(h);
+    onPages.forEach((n) => withRects.add(n));
+  }
+  for (const n of withRects) views[n - 1]?.keep(true);
+
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        const view = views[Number((entry.target as HTMLElement).dataset.pageNumber) - 1];
+        if (!entry.isIntersecting) view?.release();
+        else view?.render().catch((e: unknown) => fail(null, "render_error", String(e)));
+      }
+    },
+    // Paint the pages within a screen of the view; free the others' canvases.
+    { rootMargin: "100% 0px" },
+  );
+  views.forEach((v) => observer.observe(v.div));
+
+  // The pages with highlights are rendered before `ready`, so a test can read their words.
+  await Promise.all([...withRects].map((n) => views[n - 1]?.render()));
+  const target =
+    first &&
+    document.querySelector(`.hl-rect[data-highlight-id="${CSS.escape(first.highlight_id)}"]`);
+  target?.scrollIntoView({ block: "center" });
+  state.status = "ready";
+}
+
+main()
+  .catch((error: unknown) => fail(null, "viewer_error", `The viewer failed: ${String(error)}`))
+  .finally(() => {
+    if (state.status === "loading") state.status = state.pageCount > 0 ? "ready" : "error";
+    document.body.dataset.status = state.status;
+    markReady(state);
+  });

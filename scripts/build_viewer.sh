@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Build the reference viewer and Swagger UI's files into app/viewer/static/, which the service
+# serves at /viewer/assets/ (and /docs from swagger/). The output is checked in, so a Python user
+# needs no Node.js; it is byte-for-byte reproducible, and CI rebuilds it and fails on a diff:
+#   scripts/build_viewer.sh && git diff --exit-code app/viewer/static
+# Everything in app/viewer/static/ is generated: edit frontend-contract/viewer/ instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=frontend-contract
+out=app/viewer/static
+
+# npm ci only when node_modules is missing or older than the lock file (npm writes
+# node_modules/.package-lock.json on every install).
+if [ ! -f "$src/node_modules/.package-lock.json" ] \
+  || [ "$src/package-lock.json" -nt "$src/node_modules/.package-lock.json" ]; then
+  (cd "$src" && npm ci --no-audit --no-fund)
+fi
+
+rm -rf "$out"
+mkdir -p "$out/swagger"
+esbuild="$src/node_modules/.bin/esbuild"
+pdfjs="$src/node_modules/pdfjs-dist"
+swagger="$src/node_modules/swagger-ui-dist"
+
+# One ES module with pdf.js and our helpers; licence comments kept at the end of the file.
+"$esbuild" "$src/viewer/main.ts" --bundle --format=esm --target=es2020 --minify \
+  --legal-comments=eof --log-level=warning --outfile="$out/viewer.js"
+"$esbuild" "$src/viewer/viewer.css" --minify --log-level=warning --outfile="$out/viewer.css"
+cp "$src/viewer/index.html" "$out/index.html"
+
+# pdf.js's worker (the legacy build, like the bundle) and its JPEG 2000 decoder; JBIG2 and ICC
+# colour have JavaScript fallbacks, and fonts come from the PDF or the system, so those files
+# (and the 1.7 MB of CMaps for non-embedded CJK fonts) are left out to keep the output small.
+cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$pdfjs/wasm/openjpeg.wasm" "$out/"
+cp "$pdfjs/LICENSE" "$out/pdfjs-LICENSE.txt"
+cp "$pdfjs/wasm/LICENSE_OPENJPEG" "$out/openjpeg-LICENSE.txt"
+
+# Swagger UI for /docs, offline.
+cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui-bundle.js.LICENSE.txt" \
+  "$swagger/swagger-ui.css" "$swagger/favicon-32x32.png" "$out/swagger/"
+cp "$swagger/LICENSE" "$out/swagger/LICENSE.txt"
+
+du -ab "$out" | sort -k2 | awk '{ printf "%9d  %s\n", $1, $2 }'

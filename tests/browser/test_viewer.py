@@ -1,0 +1,266 @@
+"""The reference viewer in a real browser, against the real service: a user's frontend is the final
+judge of a rectangle. For each case the service answers a batch, Chromium opens the citation's
+viewer link, and the test checks, page by page:
+
+- the highlight colour on the rendered page covers the returned rectangles and nothing else
+  (the pixels of a screenshot, not the DOM's idea of them);
+- the words PDF.js renders under the rectangles (its text layer, character by character) are the
+  highlighted sentence.
+
+Screenshots are kept under bench/results/viewer/ (CI keeps them as artefacts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pymupdf
+import pytest
+from rapidfuzz.distance import Levenshtein
+
+from tests.conftest import PROJECT_ROOT, SHARED_PDFS
+from tests.fixtures.live import LiveService, ingest_with_cli, live_service
+from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf
+
+SCREENSHOTS = PROJECT_ROOT / "bench" / "results" / "viewer"
+HIGHLIGHT_RGB = (255, 214, 0)  # the viewer's highlight colour, drawn at 45% opacity
+
+# For every drawn rect: its box, and the text-layer characters whose centre lies inside it.
+MEASURE = """async () => {
+  const state = await window.__viewer.ready;
+  const inside = (x, y, b) => x >= b.left && x <= b.right && y >= b.top && y <= b.bottom;
+  return {
+    status: state.status,
+    errors: state.errors,
+    rects: window.__viewer.rectElements().map((el) => {
+      const box = el.getBoundingClientRect();
+      const pageEl = el.closest(".page");
+      const pageBox = pageEl.getBoundingClientRect();
+      let text = "";
+      const layer = pageEl.querySelector(".textLayer");
+      const walker = document.createTreeWalker(layer, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.data.length; i++) {
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const r = range.getBoundingClientRect();
+          if (r.width > 0 && inside(r.left + r.width / 2, r.top + r.height / 2, box)) {
+            text += node.data[i];
+          }
+        }
+        text += " ";
+      }
+      // In document coordinates, which is what a full-page screenshot shows.
+      const x = window.scrollX, y = window.scrollY;
+      return {
+        id: el.dataset.highlightId,
+        page: Number(el.dataset.page),
+        box: {x0: box.left + x, y0: box.top + y, x1: box.right + x, y1: box.bottom + y},
+        pageBox: {x0: pageBox.left + x, y0: pageBox.top + y,
+                  x1: pageBox.right + x, y1: pageBox.bottom + y},
+        text,
+      };
+    }),
+  };
+}"""
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    document_id: str
+    page: int | None  # the page the cited chunk starts on (None: any)
+    answer: str | None  # None: the chunk's second sentence
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path) -> Iterator[LiveService]:
+    work = tmp_path_factory.mktemp("viewer")
+    env = {
+        "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{work / 'viewer.db'}",
+        "HIGHLIGHT_PDF_ROOT": str(work / "pdfs"),
+        "HIGHLIGHT_INDEX_CACHE_DIR": str(work / "cache"),
+    }
+    pdfs = {"sample": sample_pdf, "rotated": write_rotated_pdf(work / "rotated.pdf")}
+    if (SHARED_PDFS / "MANIFEST.tsv").is_file():
+        pdfs["paper"] = SHARED_PDFS / "pdfjs_tracemonkey.pdf"
+        pdfs["bill"] = SHARED_PDFS / "twly_bill_LCEWA01_080202_00016_zh-hant.pdf"
+    for document_id, pdf in pdfs.items():
+        ingest_with_cli(env, pdf, document_id)
+    with live_service(work, env, "serve") as running:
+        yield running
+
+
+def _citation(service: LiveService, case: Case) -> dict[str, Any]:
+    document = httpx.get(
+        f"{service.url}/v2/documents/{case.document_id}", params={"include_text": True}
+    ).json()
+    chunks = [c for c in document["chunks"] if case.page is None or c["page_start"] == case.page]
+    if case.answer is not None:
+        chunks = [c for c in chunks if case.answer.split()[2] in c["text"]]
+    chunk = max(chunks, key=lambda c: len(c["text"]))
+    answer = case.answer
+    if answer is None:
+        sentences = re.split(r"(?<=[.!?。])\s*", chunk["text"])
+        answer = max(sentences[1:4], key=len)
+    batch = {
+        "query": "What does the document say?",
+        "answer": answer,
+        "citations": [{"chunk_id": chunk["id"], "citation_id": "1"}],
+    }
+    response = httpx.post(f"{service.url}/v2/highlights/batch", json=batch, timeout=60)
+    assert response.status_code == 200, response.text
+    (result,) = response.json()["results"]
+    assert result["status"] == "highlighted", result
+    return dict(result)
+
+
+def _letters(text: str) -> str:
+    """Letters and digits only, ligatures expanded: what both sides must agree on. Spaces (the
+    text layer adds some between runs, Chinese has none), line-end hyphens, bullets and
+    punctuation at a sentence's edge are where extractors legitimately differ."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if ch.isalnum()).casefold()
+
+
+def _yellow_box(pix: pymupdf.Pixmap, region: pymupdf.IRect) -> pymupdf.IRect | None:
+    """Bounding box of the highlight colour's pixels inside ``region`` of a screenshot."""
+    xs: list[int] = []
+    ys: list[int] = []
+    region &= pix.irect
+    for y in range(region.y0, region.y1):
+        row = pix.samples[y * pix.stride : y * pix.stride + pix.width * pix.n]
+        for x in range(region.x0, region.x1):
+            r, g, b = row[x * pix.n : x * pix.n + 3]
+            # The fill over paper: about (255, 237, 140); over ink it is dark and left out.
+            if r > 220 and g > 190 and b < 190 and r - b > 50:
+                xs.append(x)
+                ys.append(y)
+    if not xs:
+        return None
+    return pymupdf.IRect(min(xs), min(ys), max(xs) + 1, max(ys) + 1)
+
+
+def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any]) -> None:
+    page = browser.new_page(viewport={"width": 1000, "height": 1200})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(service.url + result["viewer_link"])
+        got = page.evaluate(MEASURE)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        # The sticky header stays at the top of the document in the captures below (pages
+        # with highlights keep their canvas when scrolled away).
+        page.evaluate("window.scrollTo(0, 0)")
+        assert got["status"] == "ready", got
+        assert got["errors"] == [], got["errors"]
+        assert errors == []
+        expected = {h["highlight_id"]: h for h in result["highlights"]}
+        drawn = got["rects"]
+        assert {r["id"] for r in drawn} == set(expected)
+        assert len(drawn) == sum(len(h["rects"]) for h in expected.values())
+        # The words under a highlight's rectangles are its sentence.
+        for highlight_id, highlight in expected.items():
+            under = "".join(r["text"] for r in drawn if r["id"] == highlight_id)
+            got_text, want = _letters(under), _letters(highlight["text"])
+            # Exact up to a glyph: a rectangle a few points off its words loses the letters at
+            # one end of each line and gains others at the other end.
+            assert Levenshtein.distance(got_text, want) <= max(1, len(want) // 100), (
+                case.name,
+                got_text,
+                want,
+            )
+        # The highlight colour on each page is where the rectangles are, and only there.
+        for number in sorted({r["page"] for r in drawn}):
+            on_page = [r for r in drawn if r["page"] == number]
+            page_box = on_page[0]["pageBox"]
+            # The page as rendered, cut from a full-page capture (an element capture would
+            # scroll it under the sticky header).
+            shot = page.screenshot(
+                path=str(SCREENSHOTS / f"{case.name}-page{number}.png"),
+                full_page=True,
+                clip={
+                    "x": page_box["x0"],
+                    "y": page_box["y0"],
+                    "width": page_box["x1"] - page_box["x0"],
+                    "height": page_box["y1"] - page_box["y0"],
+                },
+            )
+            pixels = pymupdf.Pixmap(shot)
+            # Where the API says the highlight is, scaled to the page as the browser shows it:
+            # independent of the viewer's own arithmetic.
+            width, height = page_box["x1"] - page_box["x0"], page_box["y1"] - page_box["y0"]
+            boxes = [
+                {"x0": n["x0"] * width, "y0": n["y0"] * height,
+                 "x1": n["x1"] * width, "y1": n["y1"] * height}
+                for h in expected.values()
+                for n in h["normalized_rects"]
+                if n["page"] == number
+            ]  # fmt: skip
+            region = pymupdf.IRect(0, 0, pixels.width, pixels.height)
+            union = pymupdf.Rect(
+                min(b["x0"] for b in boxes),
+                min(b["y0"] for b in boxes),
+                max(b["x1"] for b in boxes),
+                max(b["y1"] for b in boxes),
+            )
+            yellow = _yellow_box(pixels, region)
+            assert yellow is not None, (case.name, number)
+            overlap = (union & pymupdf.Rect(yellow)).get_area()
+            iou = overlap / (union | pymupdf.Rect(yellow)).get_area()
+            assert iou > 0.85, (case.name, number, union, yellow)
+    finally:
+        page.close()
+
+
+GENERATED = [
+    Case(
+        "page-break",
+        "sample",
+        1,
+        "Eleven bids were received and three firms were short-listed after a technical "
+        "evaluation by the procurement committee.",
+    ),
+    *(
+        Case(f"rotated-{rotation}", "rotated", None, sentence)
+        for rotation, sentence in ROTATED_SENTENCES.items()
+    ),
+]
+SHARED = [Case("two-column-paper", "paper", 2, None), Case("chinese-bill", "bill", 1, None)]
+
+
+@pytest.mark.parametrize("case", GENERATED, ids=[c.name for c in GENERATED])
+def test_viewer_draws_each_highlight_on_its_words(
+    browser: Any, service: LiveService, case: Case
+) -> None:
+    result = _citation(service, case)
+    if case.name == "page-break":
+        assert {r["page"] for r in result["highlights"][0]["rects"]} == {1, 2}
+    _check(browser, service, case, result)
+
+
+@pytest.mark.parametrize("case", SHARED, ids=[c.name for c in SHARED])
+def test_viewer_on_real_pdfs(
+    browser: Any, service: LiveService, case: Case, shared_pdfs: Path
+) -> None:
+    _check(browser, service, case, _citation(service, case))
+
+
+def test_viewer_reports_a_missing_highlight_in_the_page(browser: Any, service: LiveService) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{service.url}/viewer?document_id=sample&highlight=h_{'0' * 32}")
+        got = page.evaluate(MEASURE)
+        shown = page.locator("#errors").inner_text()
+    finally:
+        page.close()
+    assert got["status"] == "ready"
+    assert [e["highlightId"] for e in got["errors"]] == [f"h_{'0' * 32}"]
+    assert "h_0000" in shown or "highlight" in shown.lower(), json.dumps(got)
