@@ -107,10 +107,22 @@ def _with_stream_event_schemas(app: FastAPI) -> None:
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         for name, definition in extra.get("$defs", {}).items():
             components.setdefault(name, definition)
+        _drop_stream_wide_schemas(schema)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _drop_stream_wide_schemas(schema: dict[str, Any]) -> None:
+    """FastAPI adds ``schema: {type: string}`` beside our ``itemSchema``; next to an itemSchema a
+    stream's ``schema`` describes the whole stream (OpenAPI 3.2), and a string it is not."""
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            for response in operation.get("responses", {}).values():
+                stream = response.get("content", {}).get("text/event-stream")
+                if stream and "itemSchema" in stream:
+                    stream.pop("schema", None)
 
 
 def _operation_id(route: APIRoute) -> str:

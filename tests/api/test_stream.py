@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN
@@ -49,6 +50,24 @@ def read_events(service: LiveService, body: dict[str, Any]) -> Iterator[Event]:
                 name, data = "message", []
 
 
+def assert_documented(service: LiveService, events: list[Event]) -> None:
+    """Each event matches the stream's itemSchema in the service's own OpenAPI document, and no
+    stream-wide ``schema`` contradicts it (schemathesis reads one beside an itemSchema as the
+    schema of the whole stream, as OpenAPI 3.2 says)."""
+    document = httpx.get(f"{service.url}/openapi.json").json()
+    stream = document["paths"]["/v2/highlights/stream"]["post"]["responses"]["200"]["content"]
+    media = stream["text/event-stream"]
+    assert "schema" not in media, media.get("schema")
+    item = {**media["itemSchema"], "components": document["components"]}
+    payload = {
+        **media["itemSchema"]["properties"]["data"]["contentSchema"],
+        "components": document["components"],
+    }
+    for event in events:
+        jsonschema.validate({"event": event.name, "data": json.dumps(event.data)}, item)
+        jsonschema.validate(event.data, payload)
+
+
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {
         "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'stream.db'}",
@@ -82,6 +101,7 @@ def test_lexical_first_then_the_llm_then_a_summary(
         events = list(read_events(service, body))
         # The same request again: from the result cache, all final, at once.
         again = list(read_events(service, body))
+        assert_documented(service, events + again)
     names = [e.name for e in events]
     assert names[-1] == "summary"
     assert names.count("summary") == 1
