@@ -7,6 +7,10 @@ Besides the quote as given, two readings of it are tried when the document calls
 without the numbers of a line-numbered margin (``margins.py``), and without runs of running
 header/footer text copied across a page break (``furniture.py``). The best convincing reading
 wins; the numbers or furniture lines it left out are then highlighted where they are printed.
+
+A quote that fits several places equally well is placed by its chunk when the caller passes
+one (``placement.py``); without one, or when the chunk does not tell them apart, it is
+ambiguous and reported as ``no_match``.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
 from app.alignment.margins import MarginNumber, strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
+from app.alignment.placement import ChunkHint, choose
 from app.alignment.text import information, split_elision
 
-__all__ = ["MIN_SCORE", "LineRect", "LocateResult", "locate"]
+__all__ = ["MIN_SCORE", "ChunkHint", "LineRect", "LocateResult", "locate"]
 
 # Calibrated with bench/locate_eval.py (negatives: quotes taken from the other documents).
 # Unrelated quotes that share a few words with a document reach a similarity of ~57 at most;
@@ -36,6 +41,8 @@ MIN_SCORE_LONG_RUN = 65.0
 LONG_RUN_INFO = 24.0
 # A second, different place scoring within this margin makes the quote ambiguous: no guess.
 AMBIGUITY_MARGIN = 3.0
+# More exact repetitions than this in the pages searched are not told apart even by a chunk.
+MAX_REPEATS = 64
 NUMBER_PENALTY = 10.0
 # Quotes shorter than this (Latin-letter equivalents) must match exactly: a fuzzy match of a
 # few words is as likely to be a coincidence as the passage.
@@ -81,6 +88,8 @@ Scored = tuple[Match, float]
 
 def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int, limit: int = 3) -> list[Match]:
     hits = exact_all(index.norm.text, quote, lo, hi, limit=limit)
+    if len(hits) == limit == MAX_REPEATS:
+        return []  # perhaps more than listed, so no telling them apart: ambiguous
     if hits:
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
@@ -99,10 +108,12 @@ def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:
     return min(NUMBER_PENALTY * missing, 3 * NUMBER_PENALTY)
 
 
-def _scored_single(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Scored]:
+def _scored_single(
+    index: DocumentIndex, quote: str, lo: int, hi: int, limit: int = 3
+) -> list[Scored]:
     scored = [
         (match, match.score - _number_penalty(index, quote, match))
-        for match in _candidates(index, quote, lo, hi)
+        for match in _candidates(index, quote, lo, hi, limit)
     ]
     return sorted(scored, key=lambda item: (-item[1], item[0].start))
 
@@ -133,32 +144,59 @@ def _same_place(index: DocumentIndex, a: Match, b: Match) -> bool:
     """Overlapping matches, or text the PDF draws twice on the same spot (fake bold)."""
     if any(s1 < e2 and s2 < e1 for s1, e1 in a.segments for s2, e2 in b.segments):
         return True
-    rects_a = _rects(index, _source_spans(index, a))[:1]
-    rects_b = _rects(index, _source_spans(index, b))[:1]
+    rects_a = _first_rect(index, a)
+    rects_b = _first_rect(index, b)
     return bool(rects_a and rects_b) and _intersect(rects_a[0], rects_b[0])
+
+
+def _first_rect(index: DocumentIndex, match: Match) -> list[LineRect]:
+    start, end = _source_spans(index, match)[0]
+    line_end = index.chars.find("\n", start, end)
+    return line_rects(index, start, end if line_end < 0 else line_end)[:1]
 
 
 def _intersect(a: LineRect, b: LineRect) -> bool:
     return a.page == b.page and a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
-def _decide(index: DocumentIndex, quote: str, scored: list[Scored]) -> Scored | None:
-    """The best candidate if it is convincing and clearly better than any other place."""
+def _convincing(index: DocumentIndex, quote: str, match: Match, score: float) -> bool:
+    run_info = match.longest * information(quote) / max(1, len(quote))
+    long_run = run_info >= LONG_RUN_INFO and _number_penalty(index, quote, match) == 0
+    return score >= (MIN_SCORE_LONG_RUN if long_run else MIN_SCORE)
+
+
+@dataclass(frozen=True)
+class _Search:
+    lo: int
+    hi: int
+    chunk: ChunkHint | None = None
+
+
+def _decide(index: DocumentIndex, quote: str, scored: list[Scored], at: _Search) -> Scored | None:
+    """The best candidate if it is convincing and clearly better than any other place; among
+    equally good places, the one the chunk puts the quote at."""
     if not scored:
         return None
     match, score = scored[0]
-    run_info = match.longest * information(quote) / max(1, len(quote))
-    long_run = run_info >= LONG_RUN_INFO and _number_penalty(index, quote, match) == 0
-    threshold = MIN_SCORE_LONG_RUN if long_run else MIN_SCORE
-    if score < threshold:
+    if not _convincing(index, quote, match, score):
         return None
-    for other, other_score in scored[1:]:
-        if other_score < score - AMBIGUITY_MARGIN or _same_place(index, match, other):
-            continue
-        if _no_better_explanation(match, other):
-            continue
+    rivals = [
+        (other, other_score)
+        for other, other_score in scored[1:]
+        if other_score >= score - AMBIGUITY_MARGIN
+        and not _same_place(index, match, other)
+        and not _no_better_explanation(match, other)
+    ]
+    if not rivals:
+        return match, score
+    if at.chunk is None:
         return None
-    return match, score
+    tied = [(match, score), *rivals]
+    chosen = choose(index, at.chunk, quote, [m for m, _ in tied], at.lo, at.hi)
+    if chosen is None:
+        return None
+    chosen_score = next(s for m, s in tied if m is chosen)
+    return (chosen, chosen_score) if _convincing(index, quote, chosen, chosen_score) else None
 
 
 def _no_better_explanation(best: Match, other: Match) -> bool:
@@ -219,14 +257,16 @@ def _result(index: DocumentIndex, match: Match, score: float, closing: bool) -> 
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
 
-def _find(index: DocumentIndex, parts: list[str], lo: int, hi: int) -> Scored | None:
+def _find(index: DocumentIndex, parts: list[str], at: _Search) -> Scored | None:
     if not parts:
         return None
     if len(parts) == 1:
-        scored = _scored_single(index, parts[0], lo, hi)
+        # With a chunk to tell them apart, every exact repetition must be a candidate.
+        limit = MAX_REPEATS if at.chunk is not None else 3
+        scored = _scored_single(index, parts[0], at.lo, at.hi, limit)
     else:
-        scored = _scored_elided(index, parts, lo, hi)
-    return _decide(index, "".join(parts), scored)
+        scored = _scored_elided(index, parts, at.lo, at.hi)
+    return _decide(index, "".join(parts), scored, at)
 
 
 def _margin_rect(index: DocumentIndex, value: int, rects: list[LineRect]) -> LineRect | None:
@@ -288,26 +328,34 @@ def _with_furniture(
     return LocateResult(result.status, result.score, result.matched_text, rects)
 
 
-def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
+def locate(
+    index: DocumentIndex,
+    quote: str,
+    pages: tuple[int, int] | None = None,
+    chunk: ChunkHint | None = None,
+) -> LocateResult:
     """Where ``quote`` is on pages ``pages`` (1-based, inclusive; all pages when None), as
-    rectangles in the displayed frame of each page (see ``geometry.displayed``)."""
-    result = _locate(index, quote, pages)
+    rectangles in the displayed frame of each page (see ``geometry.displayed``). ``chunk``, the
+    text the quote was cut from and its offset there, places a quote printed more than once."""
+    result = _locate(index, quote, pages, chunk)
     if not any(index.rotation(rect.page) for rect in result.rects):
         return result
     rects = tuple(displayed(index, rect) for rect in result.rects)
     return LocateResult(result.status, result.score, result.matched_text, rects)
 
 
-def _locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None) -> LocateResult:
+def _locate(
+    index: DocumentIndex, quote: str, pages: tuple[int, int] | None, chunk: ChunkHint | None
+) -> LocateResult:
     # Everything here works in the text frame, where lines are horizontal.
     if index.page_count == 0:
         return _NO_TEXT
     first, last = _page_bounds(index, pages)
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
-    lo, hi = index.norm_range(first, last)
+    at = _Search(*index.norm_range(first, last), chunk)
     parts = split_elision(quote)
-    best = _find(index, parts, lo, hi)
+    best = _find(index, parts, at)
     numbers: list[int] = []
     furniture: list[Removed] = []
     if index.margin_numbers:
@@ -315,14 +363,14 @@ def _locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None) -> 
         values = frozenset(number.value for number in index.margin_numbers)
         stripped, removed = strip_numbers(quote, values)
         if removed:
-            found = _find(index, split_elision(stripped), lo, hi)
+            found = _find(index, split_elision(stripped), at)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers = found, removed
     if index.furniture_pattern and len(parts) == 1:
         # Running headers/footers copied across a page break: find the rest without them.
         rest, runs = strip_furniture(parts[0], index.furniture_pattern)
         if runs and rest:
-            found = _find(index, [rest], lo, hi)
+            found = _find(index, [rest], at)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers, furniture = found, [], runs
     if best is None:

@@ -1,0 +1,84 @@
+"""Which of several identical places is the quoted one? Ask the chunk the quote came from.
+
+A sentence repeated word for word ("December 31,", a boilerplate paragraph) matches equally
+well in each place it is printed. The service knows more than the sentence: the text of the
+chunk it was cut from and where in that chunk it starts. Placing the chunk's own text in the
+document (every shared gram "votes" for the chunk being at some offset) says where the
+sentence should be; the candidate at that spot wins when the vote is clear. The sentence's own
+grams, and any context that is repeated too, vote for every candidate alike and so decide
+nothing: only a true tie stays ambiguous.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from app.alignment.grams import seeds
+from app.alignment.index import DocumentIndex
+from app.alignment.matcher import EDIT_GAP, Match
+from app.alignment.text import normalize_text
+
+# Seeds voting for the winner, at least; and at least this many times the runner-up's votes.
+MIN_VOTES = 3
+MIN_RATIO = 2.0
+# Extraction order and edits shift the chunk's text against the document's the further a seed
+# is from the sentence: its tolerance grows by one character per this many of distance.
+DRIFT = 8
+# Only the chunk's text this close to the sentence (skeleton characters) votes: far context
+# says little about which nearby repetition is meant, and its tolerance is too wide to.
+REACH = 400
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHint:
+    """The cited chunk's text and the sentence's character offset in it."""
+
+    text: str
+    start: int
+
+
+def _votes(
+    index: DocumentIndex, chunk: str, at: int, length: int, lo: int, hi: int
+) -> list[tuple[int, int]]:
+    """(offset from the sentence in the chunk, implied document position of the sentence) for
+    every chunk gram near the sentence but outside it that the document has in ``lo:hi``."""
+    base = max(0, at - REACH)
+    near = chunk[base : at + length + REACH]
+    return [
+        (qpos + base - at, dpos - qpos - base + at)
+        for qpos, dpos in seeds(index.grams, near, lo, hi)
+        if not at <= qpos + base < at + length
+    ]
+
+
+def choose(
+    index: DocumentIndex, hint: ChunkHint, quote: str, candidates: list[Match], lo: int, hi: int
+) -> Match | None:
+    """The candidate the chunk puts the sentence at, or None when the chunk does not say.
+
+    ``quote`` is the sentence's skeleton; ``candidates`` are the equally good places for it.
+    """
+    if len(candidates) < 2 or not 0 <= hint.start <= len(hint.text):
+        return None
+    chunk = normalize_text(hint.text)
+    at = len(normalize_text(hint.text[: hint.start]))
+    votes = sorted(
+        (position, offset) for offset, position in _votes(index, chunk, at, len(quote), lo, hi)
+    )
+    widest = EDIT_GAP + (REACH + len(quote)) // DRIFT
+    tally = []
+    for candidate in candidates:
+        first = bisect_left(votes, (candidate.start - widest, -len(chunk)))
+        last = bisect_right(votes, (candidate.start + widest, len(chunk)))
+        voters = {
+            offset
+            for position, offset in votes[first:last]
+            if abs(position - candidate.start) <= EDIT_GAP + abs(offset) // DRIFT
+        }
+        tally.append(len(voters))
+    ranked = sorted(range(len(candidates)), key=lambda i: -tally[i])
+    best, runner_up = tally[ranked[0]], tally[ranked[1]]
+    if best < MIN_VOTES or best < MIN_RATIO * runner_up:
+        return None
+    return candidates[ranked[0]]
