@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.alignment.furniture import Removed, break_lines, strip_furniture
@@ -26,6 +26,7 @@ from app.alignment.index import DocumentIndex
 from app.alignment.margins import MarginNumber, strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
 from app.alignment.placement import ChunkHint, choose
+from app.alignment.readings import Readings
 from app.alignment.text import information, split_elision
 
 __all__ = ["MIN_SCORE", "ChunkHint", "LineRect", "LocateResult", "locate"]
@@ -41,6 +42,10 @@ MIN_SCORE_LONG_RUN = 65.0
 LONG_RUN_INFO = 24.0
 # A second, different place scoring within this margin makes the quote ambiguous: no guess.
 AMBIGUITY_MARGIN = 3.0
+# The column reading is searched when the drawing order gives no match scoring this much, and
+# wins when it scores this much more.
+READING_BELOW = 95.0
+READING_MARGIN = 3.0
 # More exact repetitions than this in the pages searched are not told apart even by a chunk.
 MAX_REPEATS = 64
 NUMBER_PENALTY = 10.0
@@ -228,15 +233,16 @@ def _source_spans(
     """Source ranges of the match, without the margin line numbers it reads across; with
     ``closing``, the last range takes in the punctuation that ends the sentence."""
     spans: list[tuple[int, int]] = []
+    numbers = index.margin_numbers
     for norm_start, norm_end in match.segments:
-        start, end = index.norm.source_span(norm_start, norm_end)
-        numbers = index.margin_numbers
-        first = bisect_right(numbers, start, key=lambda number: number.start)
-        for number in numbers[first : bisect_left(numbers, end, key=lambda number: number.end)]:
-            if start < number.start and number.end < end:
-                spans.append((start, number.start))
-                start = number.end
-        spans.append((start, end))
+        for start, end in index.norm.source_runs(norm_start, norm_end):
+            first = bisect_right(numbers, start, key=lambda number: number.start)
+            last = bisect_left(numbers, end, key=lambda number: number.end)
+            for number in numbers[first:last]:
+                if start < number.start and number.end < end:
+                    spans.append((start, number.start))
+                    start = number.end
+            spans.append((start, end))
     if closing and spans:
         start, end = spans[-1]
         spans[-1] = (start, _over_closing(index, end))
@@ -344,6 +350,21 @@ def locate(
     return LocateResult(result.status, result.score, result.matched_text, rects)
 
 
+def _reading_view(index: DocumentIndex, readings: Readings) -> DocumentIndex:
+    """``index`` searching its column reading instead of the drawing order: same characters
+    and boxes; margin numbers and furniture are the main skeleton's business."""
+    return replace(
+        index,
+        norm=readings.norm,
+        grams=readings.grams,
+        norm_page_start=readings.page_start,
+        margin_numbers=(),
+        furniture=(),
+        furniture_pattern="",
+        readings=None,
+    )
+
+
 def _locate(
     index: DocumentIndex, quote: str, pages: tuple[int, int] | None, chunk: ChunkHint | None
 ) -> LocateResult:
@@ -373,6 +394,12 @@ def _locate(
             found = _find(index, [rest], at)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers, furniture = found, [], runs
+    if index.readings is not None and (best is None or best[1] < READING_BELOW):
+        # Drawn out of reading order (columns, sidebars, table cells): try the column reading.
+        view = _reading_view(index, index.readings)
+        found = _find(view, parts, _Search(*view.norm_range(first, last), chunk))
+        if found is not None and (best is None or found[1] > best[1] + READING_MARGIN):
+            index, best, numbers, furniture = view, found, [], []
     if best is None:
         return _NO_MATCH
     result = _result(index, *best, closing=quote.rstrip()[-1:] in _CLOSING)

@@ -52,6 +52,11 @@ class Normalized:
         """Source half-open range covering skeleton characters ``[start, end)`` (non-empty)."""
         return self.origin[start], self.origin[end - 1] + 1
 
+    def source_runs(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Source ranges of skeleton characters ``[start, end)``: one here, since the skeleton
+        follows the source; a reordered reading (``readings.py``) may need several."""
+        return [self.source_span(start, end)]
+
 
 def normalize(source: str) -> Normalized:
     parts: list[str] = []
