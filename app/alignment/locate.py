@@ -20,10 +20,11 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.alignment.furniture import Removed, break_lines, strip_furniture
+from app.alignment.additions import with_furniture, with_margin_numbers
+from app.alignment.furniture import Removed, strip_furniture
 from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
-from app.alignment.margins import MarginNumber, strip_numbers
+from app.alignment.margins import strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
 from app.alignment.placement import ChunkHint, choose
 from app.alignment.readings import Readings
@@ -55,10 +56,6 @@ MIN_FUZZY_INFO = 16.0
 # An elided quote's parts must lie within this many skeleton characters of each other.
 MAX_ELISION_SPAN = 3 * JUMP
 MAX_ELISION_HEADS = 32
-
-# A quoted margin line number is highlighted when it sits within this many of its own heights
-# above or below the matched lines (an empty numbered line may separate them).
-MARGIN_REACH = 4.0
 
 _DIGITS = re.compile(r"\d+")
 
@@ -263,75 +260,18 @@ def _result(index: DocumentIndex, match: Match, score: float, closing: bool) -> 
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
 
-def _find(index: DocumentIndex, parts: list[str], at: _Search) -> Scored | None:
+def _find(index: DocumentIndex, parts: list[str], at: _Search) -> tuple[Scored | None, float]:
+    """The decided placement, if any, and the best score seen (refused or not)."""
     if not parts:
-        return None
+        return None, 0.0
     if len(parts) == 1:
         # With a chunk to tell them apart, every exact repetition must be a candidate.
         limit = MAX_REPEATS if at.chunk is not None else 3
         scored = _scored_single(index, parts[0], at.lo, at.hi, limit)
     else:
         scored = _scored_elided(index, parts, at.lo, at.hi)
-    return _decide(index, "".join(parts), scored, at)
-
-
-def _margin_rect(index: DocumentIndex, value: int, rects: list[LineRect]) -> LineRect | None:
-    """The margin number ``value`` printed beside (or just above/below) the matched lines."""
-    best: tuple[float, MarginNumber] | None = None
-    for number in index.margin_numbers:
-        if number.value != value:
-            continue
-        beside = [rect for rect in rects if rect.page == number.page]
-        if not beside:
-            continue
-        top, bottom = min(r.y0 for r in beside), max(r.y1 for r in beside)
-        distance = max(0.0, top - number.y_centre, number.y_centre - bottom)
-        if distance <= MARGIN_REACH * number.height and (best is None or distance < best[0]):
-            best = (distance, number)
-    if best is None:
-        return None
-    found = line_rects(index, best[1].start, best[1].end)
-    return found[0] if found else None
-
-
-def _with_margin_numbers(
-    index: DocumentIndex, result: LocateResult, values: list[int]
-) -> LocateResult:
-    rects = list(result.rects)
-    for value in values:
-        rect = _margin_rect(index, value, list(result.rects))
-        if rect is None or rect in rects:
-            continue
-        centre = (rect.y0 + rect.y1) / 2
-        at = next(
-            (
-                i
-                for i, other in enumerate(rects)
-                if other.page == rect.page and (other.y0 + other.y1) / 2 >= centre - 1.0
-            ),
-            len(rects),
-        )
-        rects.insert(at, rect)
-    return LocateResult(result.status, result.score, result.matched_text, tuple(rects))
-
-
-def _with_furniture(
-    index: DocumentIndex, result: LocateResult, removed: list[Removed]
-) -> LocateResult:
-    pages = [rect.page for rect in result.rects]
-    lines = {
-        line
-        for run in removed
-        for line in break_lines(index.furniture, run, min(pages), max(pages))
-    }
-    bands: list[tuple[int, int, LineRect]] = [(rect.page, 1, rect) for rect in result.rects]
-    for line in sorted(lines, key=lambda line: line.start):
-        for rect in line_rects(index, line.start, line.end):
-            bands.append((rect.page, 0 if line.top else 2, rect))
-    # Reading order across a page break: body, footer | header, body (stable within a band).
-    ordered = sorted(bands, key=lambda item: (item[0], item[1]))
-    rects = tuple(rect for _, _, rect in ordered)
-    return LocateResult(result.status, result.score, result.matched_text, rects)
+    top = scored[0][1] if scored else 0.0
+    return _decide(index, "".join(parts), scored, at), top
 
 
 def locate(
@@ -376,7 +316,7 @@ def _locate(
         return _NO_TEXT
     at = _Search(*index.norm_range(first, last), chunk)
     parts = split_elision(quote)
-    best = _find(index, parts, at)
+    best, top = _find(index, parts, at)
     numbers: list[int] = []
     furniture: list[Removed] = []
     if index.margin_numbers:
@@ -384,29 +324,34 @@ def _locate(
         values = frozenset(number.value for number in index.margin_numbers)
         stripped, removed = strip_numbers(quote, values)
         if removed:
-            found = _find(index, split_elision(stripped), at)
+            found, seen = _find(index, split_elision(stripped), at)
+            top = max(top, seen)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers = found, removed
     if index.furniture_pattern and len(parts) == 1:
         # Running headers/footers copied across a page break: find the rest without them.
         rest, runs = strip_furniture(parts[0], index.furniture_pattern)
         if runs and rest:
-            found = _find(index, [rest], at)
+            found, seen = _find(index, [rest], at)
+            top = max(top, seen)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers, furniture = found, [], runs
-    if index.readings is not None and (best is None or best[1] < READING_BELOW):
+    if index.readings is not None and top < READING_BELOW:
         # Drawn out of reading order (columns, sidebars, table cells): try the column reading.
+        # It must beat every place the drawing order offered, refused ones included: a quote
+        # refused as ambiguous there must not be "found" as something worse here.
         view = _reading_view(index, index.readings)
-        found = _find(view, parts, _Search(*view.norm_range(first, last), chunk))
-        if found is not None and (best is None or found[1] > best[1] + READING_MARGIN):
+        found, _ = _find(view, parts, _Search(*view.norm_range(first, last), chunk))
+        if found is not None and found[1] > top + READING_MARGIN:
             index, best, numbers, furniture = view, found, [], []
     if best is None:
         return _NO_MATCH
     result = _result(index, *best, closing=quote.rstrip()[-1:] in _CLOSING)
     if not result.rects:
         return result
+    rects = result.rects
     if numbers:
-        result = _with_margin_numbers(index, result, numbers)
+        rects = with_margin_numbers(index, rects, numbers)
     if furniture:
-        result = _with_furniture(index, result, furniture)
-    return result
+        rects = with_furniture(index, rects, furniture)
+    return LocateResult(result.status, result.score, result.matched_text, rects)

@@ -19,8 +19,12 @@ from app.alignment.index import DocumentIndex
 from app.alignment.matcher import EDIT_GAP, Match
 from app.alignment.text import normalize_text
 
-# Seeds voting for the winner, at least; and at least this many times the runner-up's votes.
-MIN_VOTES = 3
+# The winner needs votes from at least this share of the chunk's grams near the sentence (and
+# MIN_VOTES): a chunk really printed around a candidate agrees with it almost everywhere, while
+# a few stray votes are what a third occurrence the search did not list (or text from another
+# extractor's order) leaves behind. And at least MIN_RATIO times the runner-up's votes.
+MIN_SHARE = 0.2
+MIN_VOTES = 8
 MIN_RATIO = 2.0
 # Extraction order and edits shift the chunk's text against the document's the further a seed
 # is from the sentence: its tolerance grows by one character per this many of distance.
@@ -66,6 +70,7 @@ def choose(
     votes = sorted(
         (position, offset) for offset, position in _votes(index, chunk, at, len(quote), lo, hi)
     )
+    context = min(at, REACH) + min(len(chunk) - at - len(quote), REACH)
     widest = EDIT_GAP + (REACH + len(quote)) // DRIFT
     tally = []
     for candidate in candidates:
@@ -79,6 +84,6 @@ def choose(
         tally.append(len(voters))
     ranked = sorted(range(len(candidates)), key=lambda i: -tally[i])
     best, runner_up = tally[ranked[0]], tally[ranked[1]]
-    if best < MIN_VOTES or best < MIN_RATIO * runner_up:
+    if best < max(MIN_VOTES, MIN_SHARE * context) or best < MIN_RATIO * runner_up:
         return None
     return candidates[ranked[0]]
