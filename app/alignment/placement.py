@@ -22,10 +22,11 @@ from app.alignment.text import normalize_text
 # The winner needs votes from at least this share of the chunk's grams near the sentence (and
 # MIN_VOTES): a chunk really printed around a candidate agrees with it almost everywhere, while
 # a few stray votes are what a third occurrence the search did not list (or text from another
-# extractor's order) leaves behind. And at least MIN_RATIO times the runner-up's votes.
+# extractor's order) leaves behind. Of the votes for it alone, MIN_VOTES and MIN_RATIO times
+# the runner-up's.
 MIN_SHARE = 0.2
 MIN_VOTES = 8
-MIN_RATIO = 2.0
+MIN_RATIO = 1.5
 # Extraction order and edits shift the chunk's text against the document's the further a seed
 # is from the sentence: its tolerance grows by one character per this many of distance.
 DRIFT = 8
@@ -72,18 +73,27 @@ def choose(
     )
     context = min(at, REACH) + min(len(chunk) - at - len(quote), REACH)
     widest = EDIT_GAP + (REACH + len(quote)) // DRIFT
-    tally = []
+    voters: list[set[int]] = []
     for candidate in candidates:
         first = bisect_left(votes, (candidate.start - widest, -len(chunk)))
         last = bisect_right(votes, (candidate.start + widest, len(chunk)))
-        voters = {
-            offset
-            for position, offset in votes[first:last]
-            if abs(position - candidate.start) <= EDIT_GAP + abs(offset) // DRIFT
-        }
-        tally.append(len(voters))
-    ranked = sorted(range(len(candidates)), key=lambda i: -tally[i])
-    best, runner_up = tally[ranked[0]], tally[ranked[1]]
-    if best < max(MIN_VOTES, MIN_SHARE * context) or best < MIN_RATIO * runner_up:
+        voters.append(
+            {
+                offset
+                for position, offset in votes[first:last]
+                if abs(position - candidate.start) <= EDIT_GAP + abs(offset) // DRIFT
+            }
+        )
+    # Context repeated along with the sentence votes for several candidates and decides
+    # nothing; what counts is the context that fits one place only.
+    exclusive = [
+        len(own - set().union(*(v for j, v in enumerate(voters) if j != i)))
+        for i, own in enumerate(voters)
+    ]
+    ranked = sorted(range(len(candidates)), key=lambda i: -exclusive[i])
+    winner, runner_up = ranked[0], ranked[1]
+    if len(voters[winner]) < max(MIN_VOTES, MIN_SHARE * context):
         return None
-    return candidates[ranked[0]]
+    if exclusive[winner] < max(MIN_VOTES, MIN_RATIO * exclusive[runner_up]):
+        return None
+    return candidates[winner]
