@@ -30,7 +30,6 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pymupdf
 from eval_quotes import Quote, Word, join_words, make_quotes, negatives, poppler_layout
@@ -38,8 +37,8 @@ from eval_scoring import Outcome, baseline, judge, report, result_rects
 from gen_cells import make_cjk, make_tables
 from gen_irs import make_columns, make_repeated
 
-from app.alignment.index import build_index
-from app.alignment.locate import locate
+from app.alignment.index import DocumentIndex, build_index
+from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.alignment.text import normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,16 +57,10 @@ def page_hint(quote: Quote, page_count: int) -> tuple[int, int]:
     return first, min(page_count, first + 2)
 
 
-try:
-    from app.alignment.placement import ChunkHint
-except ImportError:  # before chunk-position placement existed
-    ChunkHint = None  # type: ignore[assignment,misc]
-
-
-def _locate(index: Any, quote: Quote, pages: tuple[int, int] | None) -> Any:
-    if quote.chunk and ChunkHint is not None:
-        return locate(index, quote.text, pages, ChunkHint(quote.chunk, quote.chunk_start))
-    return locate(index, quote.text, pages)
+def _locate(index: DocumentIndex, quote: Quote, pages: tuple[int, int] | None) -> LocateResult:
+    """As the service calls it: repeated sentences come with their chunk text and offset."""
+    hint = ChunkHint(quote.chunk, quote.chunk_start) if quote.chunk else None
+    return locate(index, quote.text, pages, hint)
 
 
 def generated(folder: Path, per_kind: int, seed: int) -> dict[str, tuple[list[Word], list[Quote]]]:
@@ -181,7 +174,9 @@ def main() -> None:
     book = book_timing(book_pdf, quotes_by_doc[BOOK]) if BOOK in quotes_by_doc else None
     result = report(outcomes, build, book, args, BOOK)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"locate_eval-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    hint = "-hint" if args.page_hint else ""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = RESULTS / f"locate_eval-{stamp}-seed{args.seed}{hint}.json"
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
     print(f"\nwrote {out}")
     workdir.cleanup()

@@ -2,37 +2,39 @@
 
 A sentence repeated word for word ("December 31,", a boilerplate paragraph) matches equally
 well in each place it is printed. The service knows more than the sentence: the text of the
-chunk it was cut from and where in that chunk it starts. Placing the chunk's own text in the
-document (every shared gram "votes" for the chunk being at some offset) says where the
-sentence should be; the candidate at that spot wins when the vote is clear. The sentence's own
-grams, and any context that is repeated too, vote for every candidate alike and so decide
-nothing: only a true tie stays ambiguous.
+chunk it was cut from and where in that chunk it starts. The chunk's text just before and just
+after the sentence is aligned with the document's text before and after each candidate; the
+candidate whose surroundings are the chunk's wins when they clearly are. Context repeated along
+with the sentence fits several candidates alike and decides nothing: only a true tie stays
+ambiguous.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from app.alignment.grams import seeds
+from rapidfuzz.distance import Indel
+
 from app.alignment.index import DocumentIndex
 from app.alignment.matcher import EDIT_GAP, Match
 from app.alignment.text import normalize_text
 
-# The winner needs votes from at least this share of the chunk's grams near the sentence (and
-# MIN_VOTES): a chunk really printed around a candidate agrees with it almost everywhere, while
-# a few stray votes are what a third occurrence the search did not list (or text from another
-# extractor's order) leaves behind. Of the votes for it alone, MIN_VOTES and MIN_RATIO times
-# the runner-up's.
+# The winner's surroundings must account for at least this share of the chunk's context (and
+# MIN_SUPPORT characters): a chunk really printed around a candidate agrees with it almost
+# everywhere, while a little agreement is what a third occurrence the search did not list (or
+# another extractor's order) leaves behind. The context fitting it alone must pass the same
+# bar, and be MIN_RATIO times the runner-up's: two places with much the same surroundings (a
+# figure printed twice, drawn in different orders) leave the chunk fitting one by accident.
 MIN_SHARE = 0.2
-MIN_VOTES = 8
+MIN_SUPPORT = 24
 MIN_RATIO = 1.5
-# Extraction order and edits shift the chunk's text against the document's the further a seed
-# is from the sentence: its tolerance grows by one character per this many of distance.
-DRIFT = 8
-# Only the chunk's text this close to the sentence (skeleton characters) votes: far context
-# says little about which nearby repetition is meant, and its tolerance is too wide to.
+# Context compared on each side of the sentence (skeleton characters): far context says little
+# about which nearby repetition is meant.
 REACH = 400
+# The document's text may run this much longer than the chunk's (order, furniture, edits).
+SLACK = EDIT_GAP + REACH // 8
+# Only runs of at least this many characters count as agreement (as a gram seed would).
+MIN_BLOCK = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +45,23 @@ class ChunkHint:
     start: int
 
 
-def _votes(
-    index: DocumentIndex, chunk: str, at: int, length: int, lo: int, hi: int
-) -> list[tuple[int, int]]:
-    """(offset from the sentence in the chunk, implied document position of the sentence) for
-    every chunk gram near the sentence but outside it that the document has in ``lo:hi``."""
-    base = max(0, at - REACH)
-    near = chunk[base : at + length + REACH]
-    return [
-        (qpos + base - at, dpos - qpos - base + at)
-        for qpos, dpos in seeds(index.grams, near, lo, hi)
-        if not at <= qpos + base < at + length
-    ]
+def _agreeing(context: str, document: str, sign: int) -> set[int]:
+    """Positions of ``context`` (tagged by side) in runs the document text shares with it."""
+    found: set[int] = set()
+    if not context or not document:
+        return found
+    for block in Indel.opcodes(context, document).as_matching_blocks():
+        if block.size >= MIN_BLOCK:
+            found.update(sign * (1 + i) for i in range(block.a, block.a + block.size))
+    return found
+
+
+def _support(text: str, before: str, after: str, candidate: Match, lo: int, hi: int) -> set[int]:
+    """The chunk context (``before`` the sentence, ``after`` it) found around ``candidate``."""
+    left = text[max(lo, candidate.start - len(before) - SLACK) : candidate.start]
+    right = text[candidate.end : min(hi, candidate.end + len(after) + SLACK)]
+    # Left context is matched reversed so that its positions count from the sentence outwards.
+    return _agreeing(before[::-1], left[::-1], -1) | _agreeing(after, right, 1)
 
 
 def choose(
@@ -68,32 +75,19 @@ def choose(
         return None
     chunk = normalize_text(hint.text)
     at = len(normalize_text(hint.text[: hint.start]))
-    votes = sorted(
-        (position, offset) for offset, position in _votes(index, chunk, at, len(quote), lo, hi)
-    )
-    context = min(at, REACH) + min(len(chunk) - at - len(quote), REACH)
-    widest = EDIT_GAP + (REACH + len(quote)) // DRIFT
-    voters: list[set[int]] = []
-    for candidate in candidates:
-        first = bisect_left(votes, (candidate.start - widest, -len(chunk)))
-        last = bisect_right(votes, (candidate.start + widest, len(chunk)))
-        voters.append(
-            {
-                offset
-                for position, offset in votes[first:last]
-                if abs(position - candidate.start) <= EDIT_GAP + abs(offset) // DRIFT
-            }
-        )
-    # Context repeated along with the sentence votes for several candidates and decides
-    # nothing; what counts is the context that fits one place only.
+    before = chunk[max(0, at - REACH) : at]
+    after = chunk[at + len(quote) : at + len(quote) + REACH]
+    text = index.norm.text
+    support = [_support(text, before, after, candidate, lo, hi) for candidate in candidates]
     exclusive = [
-        len(own - set().union(*(v for j, v in enumerate(voters) if j != i)))
-        for i, own in enumerate(voters)
+        len(own - set().union(*(other for j, other in enumerate(support) if j != i)))
+        for i, own in enumerate(support)
     ]
     ranked = sorted(range(len(candidates)), key=lambda i: -exclusive[i])
     winner, runner_up = ranked[0], ranked[1]
-    if len(voters[winner]) < max(MIN_VOTES, MIN_SHARE * context):
+    bar = max(MIN_SUPPORT, MIN_SHARE * (len(before) + len(after)))
+    if len(support[winner]) < bar:
         return None
-    if exclusive[winner] < max(MIN_VOTES, MIN_RATIO * exclusive[runner_up]):
+    if exclusive[winner] < max(bar, MIN_RATIO * exclusive[runner_up]):
         return None
     return candidates[winner]
