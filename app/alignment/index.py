@@ -169,8 +169,7 @@ def build_index(pdf: Path | bytes) -> DocumentIndex:
         for (width, height), rotation in zip(sizes, rotations, strict=True)
     ]
     furniture, furniture_pattern = find_furniture(chars, builder.line_boxes, text_heights)
-    hidden = hide(chars, numbers)
-    norm = normalize(hidden)
+    norm = normalize(hide(chars, numbers))
     norm_page_start = array("i", (bisect_left(norm.origin, start) for start in char_page_start))
     return DocumentIndex(
         page_count=len(sizes),
@@ -186,7 +185,7 @@ def build_index(pdf: Path | bytes) -> DocumentIndex:
         furniture=furniture,
         furniture_pattern=furniture_pattern,
         rotations=tuple(rotations),
-        readings=build_readings(chars, hidden, builder.boxes, builder.lines, char_page_start),
+        readings=build_readings(chars, norm, builder.boxes, builder.lines, char_page_start),
     )
 
 

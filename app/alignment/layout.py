@@ -32,42 +32,32 @@ class Segment:
         return self.x1 - self.x0
 
 
-def _close(boxes: array[float], start: int, members: list[int]) -> Segment:
-    return Segment(
-        start,
-        members[-1] + 1,
-        min(boxes[4 * i] for i in members),
-        min(boxes[4 * i + 1] for i in members),
-        max(boxes[4 * i + 2] for i in members),
-        max(boxes[4 * i + 3] for i in members),
-    )
-
-
 def segments(chars: str, boxes: array[float], lines: array[int], lo: int, hi: int) -> list[Segment]:
     """Pieces of the lines in source characters ``[lo, hi)`` (one page), in source order.
 
     Spaces stay inside a piece but never start one or decide its box.
     """
     found: list[Segment] = []
-    members: list[int] = []
-    start = lo
+    start = prev = -1  # first and last visible character of the open piece
+    x0 = y0 = x1 = y1 = 0.0
     for i in range(lo, hi):
-        if lines[i] == NO_LINE:
-            if members:
-                found.append(_close(boxes, start, members))
-            members = []
+        line = lines[i]
+        if line == NO_LINE or chars[i].isspace():
+            if line == NO_LINE and start >= 0:
+                found.append(Segment(start, prev + 1, x0, y0, x1, y1))
+                start = -1
             continue
-        if chars[i].isspace():
-            continue
-        if members:
-            prev = members[-1]
-            height = max(boxes[4 * i + 3] - boxes[4 * i + 1], 1.0)
-            if lines[prev] != lines[i] or boxes[4 * i] - boxes[4 * prev + 2] > SPLIT_GAP * height:
-                found.append(_close(boxes, start, members))
-                members = []
-        if not members:
-            start = i
-        members.append(i)
-    if members:
-        found.append(_close(boxes, start, members))
+        bx0, by0, bx1, by1 = boxes[4 * i : 4 * i + 4]
+        if start >= 0:
+            height = max(by1 - by0, 1.0)
+            if lines[prev] != line or bx0 - boxes[4 * prev + 2] > SPLIT_GAP * height:
+                found.append(Segment(start, prev + 1, x0, y0, x1, y1))
+                start = -1
+        if start < 0:
+            start, x0, y0, x1, y1 = i, bx0, by0, bx1, by1
+        else:
+            x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
+        prev = i
+    if start >= 0:
+        found.append(Segment(start, prev + 1, x0, y0, x1, y1))
     return found

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from app.alignment.chains import column_order
 from app.alignment.grams import GramTable
 from app.alignment.layout import segments
-from app.alignment.text import Normalized, normalize, normalize_text
+from app.alignment.text import Normalized
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +42,9 @@ class Readings:
 
 
 def build_readings(
-    chars: str, hidden: str, boxes: array[float], lines: array[int], page_start: array[int]
+    chars: str, norm: Normalized, boxes: array[float], lines: array[int], page_start: array[int]
 ) -> Readings | None:
-    """Column readings of the pages that need one; ``hidden`` is ``chars`` as normalised for
-    the main skeleton (margin numbers blanked)."""
+    """Column readings of the pages that need one, cut from the main skeleton ``norm``."""
     parts: list[str] = []
     origin: array[int] = array("i")
     breaks: array[int] = array("i")
@@ -54,19 +53,21 @@ def build_readings(
     for page in range(len(page_start) - 1):
         pieces = segments(chars, boxes, lines, page_start[page], page_start[page + 1])
         ordered = column_order(pieces)
-        if [p.start for p in ordered] != [p.start for p in pieces]:
-            previous_end = -1
-            for piece in ordered:
-                norm = normalize(hidden[piece.start : piece.end])
-                if not norm.text:
-                    continue
-                between = hidden[previous_end : piece.start] if previous_end >= 0 else "x"
-                if previous_end > piece.start or normalize_text(between):
-                    breaks.append(size)
-                parts.append(norm.text)
-                origin.extend(piece.start + i for i in norm.origin)
-                size += len(norm.text)
-                previous_end = piece.end
+        if [p.start for p in ordered] == [p.start for p in pieces]:
+            starts.append(size)
+            continue
+        previous = -1  # skeleton end of the previous piece
+        for piece in ordered:
+            first = bisect_left(norm.origin, piece.start)
+            last = bisect_left(norm.origin, piece.end)
+            if first == last:
+                continue
+            if first != previous:  # not where the previous piece ends in the source
+                breaks.append(size)
+            parts.append(norm.text[first:last])
+            origin.extend(norm.origin[first:last])
+            size += last - first
+            previous = last
         starts.append(size)
     if not breaks:
         return None
