@@ -3,6 +3,7 @@ table cells line by line across the row. The locator reads them column by column
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pymupdf
@@ -123,3 +124,11 @@ def test_column_order_keeps_a_far_block_apart() -> None:
     pieces = [_box(50, 100), _box(50, 112), _box(60, 200, 80), _box(50, 260)]
     ordered = column_order(pieces)
     assert [s.y0 for s in ordered] == [100, 112, 200, 260]
+
+
+def test_column_reading_survives_the_disk_cache(layout_index: DocumentIndex) -> None:
+    """Worker processes load the index from a pickle: the second skeleton must come along."""
+    loaded = pickle.loads(pickle.dumps(layout_index))
+    assert loaded.readings is not None
+    assert locate(loaded, LEFT_SENTENCE) == locate(layout_index, LEFT_SENTENCE)
+    assert locate(loaded, LEFT_SENTENCE).status == "found"
