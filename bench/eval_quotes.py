@@ -18,7 +18,12 @@ from typing import Any
 
 from app.alignment.text import is_cjk, normalize_text
 
-KINDS = ("clean", "edited", "elided")
+KINDS = ("clean", "edited", "elided", "cjk_compat", "repeated")
+# Generated documents add "columns" and "table" (bench/gen_irs.py, bench/gen_cells.py).
+# Not table cells: a few words from a shared vocabulary are no evidence of anything.
+NEGATIVE_SOURCES = ("clean", "columns")
+# Words of context each side of a repeated sentence in the chunk text it is quoted with.
+CHUNK_CONTEXT = 80
 
 _PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)"')
 _WORD = re.compile(
@@ -55,6 +60,8 @@ class Quote:
     text: str
     words: list[Word] = field(default_factory=list)  # ground truth; empty for negatives
     perturbation: str = ""
+    chunk: str = ""  # the cited chunk's text, for quotes whose text recurs in the document
+    chunk_start: int = 0  # offset of the quote in ``chunk``
 
 
 # --------------------------------------------------------------------------- ground truth
@@ -258,6 +265,46 @@ def elide(words: list[Word], rng: random.Random, unique: Any) -> str | None:
     return head + rng.choice([" ... ", " \u2026 ", "\u2026"]) + tail
 
 
+_CJK_SPACE = re.compile(r"(?<=[^\W_])\s+(?=[^\W_])")
+
+
+def compat(text: str) -> str:
+    """How an NFKC-normalising pipeline quotes CJK text: full-width forms as ASCII (NFKC),
+    no space between CJK and digits or Latin ("第8 屆" -> "第8屆"), Hangul decomposed into
+    jamo (NFD, as macOS file systems and some tokenisers hand it over)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _CJK_SPACE.sub(
+        lambda m: "" if is_cjk(text[m.start() - 1]) or is_cjk(text[m.end()]) else m.group(), text
+    )
+    if any("\uac00" <= c <= "\ud7af" for c in text):
+        text = unicodedata.normalize("NFD", text)
+    return text
+
+
+def repeated(
+    layout: Layout, skeleton: str, rng: random.Random, count: int, doc: str
+) -> list[Quote]:
+    """Sentences whose text recurs in the document, each quoted with the chunk around the
+    occurrence it was taken from (CHUNK_CONTEXT words each side) and its offset in it."""
+    words = [w for w in layout.words if not w.furniture]
+    position = {id(w): i for i, w in enumerate(words)}
+    found = []
+    for span in sentences(layout, rng):
+        count_in = skeleton.count(normalize_text(join_words(span)))
+        if 2 <= count_in <= 6:
+            found.append(span)
+    quotes = []
+    for span in rng.sample(found, min(count, len(found))):
+        first, last = position[id(span[0])], position[id(span[-1])] + 1
+        before = join_words(words[max(0, first - CHUNK_CONTEXT) : first])
+        after = join_words(words[last : last + CHUNK_CONTEXT])
+        text = join_words(span)
+        chunk = f"{before} {text} {after}".strip()
+        start = len(before) + 1 if before else 0
+        quotes.append(Quote(doc, "repeated", text, span, chunk=chunk, chunk_start=start))
+    return quotes
+
+
 def make_quotes(doc: str, layout: Layout, per_kind: int, seed: int) -> list[Quote]:
     rng = random.Random(f"{seed}:{doc}")
     words = [w for w in layout.words if not w.furniture]
@@ -274,11 +321,17 @@ def make_quotes(doc: str, layout: Layout, per_kind: int, seed: int) -> list[Quot
     vocabulary = sorted({w.text for w in words if w.text.isalpha() and len(w.text) > 3}) or ["word"]
     quotes: list[Quote] = []
     for kind in KINDS:
+        if kind == "repeated":
+            quotes.extend(repeated(layout, skeleton, rng, per_kind, doc))
+            continue
         for sentence in rng.sample(pool, len(pool)):
             if sum(q.kind == kind for q in quotes) >= per_kind:
                 break
             if kind == "clean":
                 quotes.append(Quote(doc, kind, join_words(sentence), sentence))
+            elif kind == "cjk_compat":
+                if sum(is_cjk(w.text[0]) for w in sentence) > len(sentence) / 2:
+                    quotes.append(Quote(doc, kind, compat(join_words(sentence)), sentence))
             elif kind == "edited":
                 text, how = perturb(sentence, rng, vocabulary)
                 quotes.append(Quote(doc, kind, text, sentence, how))
@@ -297,7 +350,7 @@ def negatives(
             for d, qs in sorted(quotes_by_doc.items())
             if d != doc
             for q in qs
-            if q.kind == "clean"
+            if q.kind in NEGATIVE_SOURCES
         ]
         others = [q for q in others if normalize_text(q.text) not in skeletons[doc]]
         for q in rng.sample(others, min(count, len(others))):

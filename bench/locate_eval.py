@@ -2,9 +2,14 @@
 
 Quotes are sentences taken from poppler's ``pdftotext -bbox-layout -cropbox`` output (its
 word boxes are the ground truth), perturbed the way LLMs misquote (clean; lightly edited:
-dropped word, curly quotes, case change, changed word; elided "first ... last"), plus negative
-quotes taken from other documents. Every quote is searched in the whole document (no page
-hint). PyMuPDF's ``page.search_for`` is measured in the same run as the baseline.
+dropped word, curly quotes, case change, changed word; elided "first ... last"), CJK quotes
+normalised the way NFKC pipelines hand them over (``cjk_compat``), sentences whose text recurs
+in the document quoted with their chunk text and offset (``repeated``), plus negative quotes
+taken from other documents. Generated PDFs add layouts the shared corpus lacks: IRS-style
+columns with bullets and sidebars drawn out of reading order (``columns``, gen_irs.py), table
+cells (``table``, gen_cells.py), and a CJK page for ``cjk_compat``; with an empty PDF_DIR the
+run uses these alone. Every quote is searched in the whole document unless ``--page-hint``.
+PyMuPDF's ``page.search_for`` is measured in the same run as the baseline.
 
 A quote is a *hit* when at least 80% of its ground-truth words have their centre inside a
 returned rectangle on the right page; *wrong place* when it was found but fewer than half of
@@ -12,7 +17,7 @@ the words under the returned rectangles are ground-truth words; negatives that c
 "found" are *false positives*.
 
     .venv/bin/python bench/locate_eval.py [PDF_DIR] [--per-kind N] [--seed S] [--no-baseline]
-        [--negatives N] [--only SUBSTRING] [--page-hint]
+        [--negatives N] [--only SUBSTRING] [--page-hint] [--no-generated]
 
 The pieces: ``eval_quotes.py`` builds the quotes, ``eval_scoring.py`` judges and reports.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -28,9 +34,11 @@ from pathlib import Path
 import pymupdf
 from eval_quotes import Quote, Word, join_words, make_quotes, negatives, poppler_layout
 from eval_scoring import Outcome, baseline, judge, report, result_rects
+from gen_cells import make_cjk, make_tables
+from gen_irs import make_columns, make_repeated
 
-from app.alignment.index import build_index
-from app.alignment.locate import locate
+from app.alignment.index import DocumentIndex, build_index
+from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.alignment.text import normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +57,28 @@ def page_hint(quote: Quote, page_count: int) -> tuple[int, int]:
     return first, min(page_count, first + 2)
 
 
+def _locate(index: DocumentIndex, quote: Quote, pages: tuple[int, int] | None) -> LocateResult:
+    """As the service calls it: repeated sentences come with their chunk text and offset."""
+    hint = ChunkHint(quote.chunk, quote.chunk_start) if quote.chunk else None
+    return locate(index, quote.text, pages, hint)
+
+
+def generated(folder: Path, per_kind: int, seed: int) -> dict[str, tuple[list[Word], list[Quote]]]:
+    """Drawn words and quotes of the generated documents (the CJK page is left in ``folder``
+    to be quoted from pdftotext like the shared corpus)."""
+    make_cjk(folder / "gen_cjk.pdf", seed)
+    makers = {
+        "gen_irs_columns.pdf": (make_columns, 3),
+        "gen_irs_repeated.pdf": (make_repeated, 2),
+        "gen_cells_tables.pdf": (make_tables, 3),
+    }
+    out = {}
+    for name, (make, share) in makers.items():
+        words, quotes = make(folder / name, seed)
+        out[name] = (words, quotes[: share * per_kind])
+    return out
+
+
 def run_doc(
     pdf: Path, quotes: list[Quote], words: list[Word], with_baseline: bool, hint: bool = False
 ) -> tuple[list[Outcome], float]:
@@ -64,7 +94,7 @@ def run_doc(
         for quote in quotes:
             t0 = time.perf_counter()
             pages_range = page_hint(quote, index.page_count) if hint else None
-            result = locate(index, quote.text, pages_range)
+            result = _locate(index, quote, pages_range)
             ms = (time.perf_counter() - t0) * 1000
             base = judge(quote, baseline(pages, quote.text), by_page) if with_baseline else "n/a"
             verdict = judge(quote, result_rects(result), by_page)
@@ -98,10 +128,14 @@ def main() -> None:
     parser.add_argument(
         "--page-hint", action="store_true", help="pass the true pages +-1 (as the service does)"
     )
+    parser.add_argument("--no-generated", action="store_true", help="only the PDFs in PDF_DIR")
     args = parser.parse_args()
 
+    workdir = tempfile.TemporaryDirectory(prefix="locate_eval-")
+    made = {} if args.no_generated else generated(Path(workdir.name), args.per_kind, args.seed)
     pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
-    layouts = {p.name: poppler_layout(p) for p in pdfs}
+    pdfs += sorted(p for p in Path(workdir.name).glob("*.pdf") if args.only in p.name)
+    layouts = {p.name: poppler_layout(p) for p in pdfs if p.name not in made}
     words_by_doc = {d: layout.words for d, layout in layouts.items()}
     quotes_by_doc = {
         d: make_quotes(d, layout, args.per_kind, args.seed)
@@ -112,6 +146,9 @@ def main() -> None:
         d: normalize_text(join_words(ws)) + "|" + layouts[d].raw_skeleton
         for d, ws in words_by_doc.items()
     }
+    for name, (words, quotes) in made.items():
+        words_by_doc[name], quotes_by_doc[name] = words, quotes
+        skeletons[name] = normalize_text(join_words(words))
     negatives(quotes_by_doc, skeletons, args.negatives, args.seed)
     outcomes: list[Outcome] = []
     build: dict[str, float] = {}
@@ -137,9 +174,12 @@ def main() -> None:
     book = book_timing(book_pdf, quotes_by_doc[BOOK]) if BOOK in quotes_by_doc else None
     result = report(outcomes, build, book, args, BOOK)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"locate_eval-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    hint = "-hint" if args.page_hint else ""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = RESULTS / f"locate_eval-{stamp}-seed{args.seed}{hint}.json"
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
     print(f"\nwrote {out}")
+    workdir.cleanup()
 
 
 if __name__ == "__main__":

@@ -31,10 +31,11 @@ from app.alignment.margins import (
     leading_number,
     margin_numbers,
 )
+from app.alignment.readings import Readings, build_readings
 from app.alignment.text import Normalized, normalize
 
 # Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -59,7 +60,8 @@ class DocumentIndex:
     ``norm`` is the search skeleton of ``chars``; the ``*_page_start`` arrays hold page starts;
     ``grams`` finds seeds for fuzzy matching in ``norm.text``; ``margin_numbers`` are the
     printed line numbers beside the text, which the skeleton leaves out; ``furniture`` are the
-    running headers/footers, ``furniture_pattern`` a regex matching runs of their text.
+    running headers/footers, ``furniture_pattern`` a regex matching runs of their text;
+    ``readings`` is a second skeleton of the pages drawn out of reading order.
     """
 
     page_count: int
@@ -75,6 +77,7 @@ class DocumentIndex:
     furniture: tuple[FurnitureLine, ...] = ()
     furniture_pattern: str = ""
     rotations: tuple[int, ...] = ()  # each page's /Rotate: 0, 90, 180 or 270
+    readings: Readings | None = None  # column readings of pages drawn out of reading order
 
     def page_size(self, page: int) -> tuple[float, float]:
         """Width and height of the page as a viewer shows it (rotation applied)."""
@@ -182,6 +185,7 @@ def build_index(pdf: Path | bytes) -> DocumentIndex:
         furniture=furniture,
         furniture_pattern=furniture_pattern,
         rotations=tuple(rotations),
+        readings=build_readings(chars, norm, builder.boxes, builder.lines, char_page_start),
     )
 
 

@@ -7,23 +7,30 @@ Besides the quote as given, two readings of it are tried when the document calls
 without the numbers of a line-numbered margin (``margins.py``), and without runs of running
 header/footer text copied across a page break (``furniture.py``). The best convincing reading
 wins; the numbers or furniture lines it left out are then highlighted where they are printed.
+
+A quote that fits several places equally well is placed by its chunk when the caller passes
+one (``placement.py``); without one, or when the chunk does not tell them apart, it is
+ambiguous and reported as ``no_match``.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.alignment.furniture import Removed, break_lines, strip_furniture
+from app.alignment.additions import with_furniture, with_margin_numbers
+from app.alignment.furniture import Removed, strip_furniture
 from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
-from app.alignment.margins import MarginNumber, strip_numbers
+from app.alignment.margins import strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
+from app.alignment.placement import ChunkHint, choose
+from app.alignment.readings import Readings
 from app.alignment.text import information, split_elision
 
-__all__ = ["MIN_SCORE", "LineRect", "LocateResult", "locate"]
+__all__ = ["MIN_SCORE", "ChunkHint", "LineRect", "LocateResult", "locate"]
 
 # Calibrated with bench/locate_eval.py (negatives: quotes taken from the other documents).
 # Unrelated quotes that share a few words with a document reach a similarity of ~57 at most;
@@ -36,6 +43,12 @@ MIN_SCORE_LONG_RUN = 65.0
 LONG_RUN_INFO = 24.0
 # A second, different place scoring within this margin makes the quote ambiguous: no guess.
 AMBIGUITY_MARGIN = 3.0
+# The column reading is searched when the drawing order gives no match scoring this much, and
+# wins when it scores this much more.
+READING_BELOW = 95.0
+READING_MARGIN = 3.0
+# More exact repetitions than this in the pages searched are not told apart even by a chunk.
+MAX_REPEATS = 64
 NUMBER_PENALTY = 10.0
 # Quotes shorter than this (Latin-letter equivalents) must match exactly: a fuzzy match of a
 # few words is as likely to be a coincidence as the passage.
@@ -43,10 +56,6 @@ MIN_FUZZY_INFO = 16.0
 # An elided quote's parts must lie within this many skeleton characters of each other.
 MAX_ELISION_SPAN = 3 * JUMP
 MAX_ELISION_HEADS = 32
-
-# A quoted margin line number is highlighted when it sits within this many of its own heights
-# above or below the matched lines (an empty numbered line may separate them).
-MARGIN_REACH = 4.0
 
 _DIGITS = re.compile(r"\d+")
 
@@ -81,6 +90,8 @@ Scored = tuple[Match, float]
 
 def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int, limit: int = 3) -> list[Match]:
     hits = exact_all(index.norm.text, quote, lo, hi, limit=limit)
+    if len(hits) == limit == MAX_REPEATS:
+        return []  # perhaps more than listed, so no telling them apart: ambiguous
     if hits:
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
@@ -99,10 +110,12 @@ def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:
     return min(NUMBER_PENALTY * missing, 3 * NUMBER_PENALTY)
 
 
-def _scored_single(index: DocumentIndex, quote: str, lo: int, hi: int) -> list[Scored]:
+def _scored_single(
+    index: DocumentIndex, quote: str, lo: int, hi: int, limit: int = 3
+) -> list[Scored]:
     scored = [
         (match, match.score - _number_penalty(index, quote, match))
-        for match in _candidates(index, quote, lo, hi)
+        for match in _candidates(index, quote, lo, hi, limit)
     ]
     return sorted(scored, key=lambda item: (-item[1], item[0].start))
 
@@ -133,32 +146,59 @@ def _same_place(index: DocumentIndex, a: Match, b: Match) -> bool:
     """Overlapping matches, or text the PDF draws twice on the same spot (fake bold)."""
     if any(s1 < e2 and s2 < e1 for s1, e1 in a.segments for s2, e2 in b.segments):
         return True
-    rects_a = _rects(index, _source_spans(index, a))[:1]
-    rects_b = _rects(index, _source_spans(index, b))[:1]
+    rects_a = _first_rect(index, a)
+    rects_b = _first_rect(index, b)
     return bool(rects_a and rects_b) and _intersect(rects_a[0], rects_b[0])
+
+
+def _first_rect(index: DocumentIndex, match: Match) -> list[LineRect]:
+    start, end = _source_spans(index, match)[0]
+    line_end = index.chars.find("\n", start, end)
+    return line_rects(index, start, end if line_end < 0 else line_end)[:1]
 
 
 def _intersect(a: LineRect, b: LineRect) -> bool:
     return a.page == b.page and a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
-def _decide(index: DocumentIndex, quote: str, scored: list[Scored]) -> Scored | None:
-    """The best candidate if it is convincing and clearly better than any other place."""
+def _convincing(index: DocumentIndex, quote: str, match: Match, score: float) -> bool:
+    run_info = match.longest * information(quote) / max(1, len(quote))
+    long_run = run_info >= LONG_RUN_INFO and _number_penalty(index, quote, match) == 0
+    return score >= (MIN_SCORE_LONG_RUN if long_run else MIN_SCORE)
+
+
+@dataclass(frozen=True)
+class _Search:
+    lo: int
+    hi: int
+    chunk: ChunkHint | None = None
+
+
+def _decide(index: DocumentIndex, quote: str, scored: list[Scored], at: _Search) -> Scored | None:
+    """The best candidate if it is convincing and clearly better than any other place; among
+    equally good places, the one the chunk puts the quote at."""
     if not scored:
         return None
     match, score = scored[0]
-    run_info = match.longest * information(quote) / max(1, len(quote))
-    long_run = run_info >= LONG_RUN_INFO and _number_penalty(index, quote, match) == 0
-    threshold = MIN_SCORE_LONG_RUN if long_run else MIN_SCORE
-    if score < threshold:
+    if not _convincing(index, quote, match, score):
         return None
-    for other, other_score in scored[1:]:
-        if other_score < score - AMBIGUITY_MARGIN or _same_place(index, match, other):
-            continue
-        if _no_better_explanation(match, other):
-            continue
+    rivals = [
+        (other, other_score)
+        for other, other_score in scored[1:]
+        if other_score >= score - AMBIGUITY_MARGIN
+        and not _same_place(index, match, other)
+        and not _no_better_explanation(match, other)
+    ]
+    if not rivals:
+        return match, score
+    if at.chunk is None:
         return None
-    return match, score
+    tied = [(match, score), *rivals]
+    chosen = choose(index, at.chunk, quote, [m for m, _ in tied], at.lo, at.hi)
+    if chosen is None:
+        return None
+    chosen_score = next(s for m, s in tied if m is chosen)
+    return (chosen, chosen_score) if _convincing(index, quote, chosen, chosen_score) else None
 
 
 def _no_better_explanation(best: Match, other: Match) -> bool:
@@ -190,15 +230,16 @@ def _source_spans(
     """Source ranges of the match, without the margin line numbers it reads across; with
     ``closing``, the last range takes in the punctuation that ends the sentence."""
     spans: list[tuple[int, int]] = []
+    numbers = index.margin_numbers
     for norm_start, norm_end in match.segments:
-        start, end = index.norm.source_span(norm_start, norm_end)
-        numbers = index.margin_numbers
-        first = bisect_right(numbers, start, key=lambda number: number.start)
-        for number in numbers[first : bisect_left(numbers, end, key=lambda number: number.end)]:
-            if start < number.start and number.end < end:
-                spans.append((start, number.start))
-                start = number.end
-        spans.append((start, end))
+        for start, end in index.norm.source_runs(norm_start, norm_end):
+            first = bisect_right(numbers, start, key=lambda number: number.start)
+            last = bisect_left(numbers, end, key=lambda number: number.end)
+            for number in numbers[first:last]:
+                if start < number.start and number.end < end:
+                    spans.append((start, number.start))
+                    start = number.end
+            spans.append((start, end))
     if closing and spans:
         start, end = spans[-1]
         spans[-1] = (start, _over_closing(index, end))
@@ -219,95 +260,63 @@ def _result(index: DocumentIndex, match: Match, score: float, closing: bool) -> 
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
 
-def _find(index: DocumentIndex, parts: list[str], lo: int, hi: int) -> Scored | None:
+def _find(index: DocumentIndex, parts: list[str], at: _Search) -> tuple[Scored | None, float]:
+    """The decided placement, if any, and the best score seen (refused or not)."""
     if not parts:
-        return None
+        return None, 0.0
     if len(parts) == 1:
-        scored = _scored_single(index, parts[0], lo, hi)
+        # With a chunk to tell them apart, every exact repetition must be a candidate.
+        limit = MAX_REPEATS if at.chunk is not None else 3
+        scored = _scored_single(index, parts[0], at.lo, at.hi, limit)
     else:
-        scored = _scored_elided(index, parts, lo, hi)
-    return _decide(index, "".join(parts), scored)
+        scored = _scored_elided(index, parts, at.lo, at.hi)
+    top = scored[0][1] if scored else 0.0
+    return _decide(index, "".join(parts), scored, at), top
 
 
-def _margin_rect(index: DocumentIndex, value: int, rects: list[LineRect]) -> LineRect | None:
-    """The margin number ``value`` printed beside (or just above/below) the matched lines."""
-    best: tuple[float, MarginNumber] | None = None
-    for number in index.margin_numbers:
-        if number.value != value:
-            continue
-        beside = [rect for rect in rects if rect.page == number.page]
-        if not beside:
-            continue
-        top, bottom = min(r.y0 for r in beside), max(r.y1 for r in beside)
-        distance = max(0.0, top - number.y_centre, number.y_centre - bottom)
-        if distance <= MARGIN_REACH * number.height and (best is None or distance < best[0]):
-            best = (distance, number)
-    if best is None:
-        return None
-    found = line_rects(index, best[1].start, best[1].end)
-    return found[0] if found else None
-
-
-def _with_margin_numbers(
-    index: DocumentIndex, result: LocateResult, values: list[int]
+def locate(
+    index: DocumentIndex,
+    quote: str,
+    pages: tuple[int, int] | None = None,
+    chunk: ChunkHint | None = None,
 ) -> LocateResult:
-    rects = list(result.rects)
-    for value in values:
-        rect = _margin_rect(index, value, list(result.rects))
-        if rect is None or rect in rects:
-            continue
-        centre = (rect.y0 + rect.y1) / 2
-        at = next(
-            (
-                i
-                for i, other in enumerate(rects)
-                if other.page == rect.page and (other.y0 + other.y1) / 2 >= centre - 1.0
-            ),
-            len(rects),
-        )
-        rects.insert(at, rect)
-    return LocateResult(result.status, result.score, result.matched_text, tuple(rects))
-
-
-def _with_furniture(
-    index: DocumentIndex, result: LocateResult, removed: list[Removed]
-) -> LocateResult:
-    pages = [rect.page for rect in result.rects]
-    lines = {
-        line
-        for run in removed
-        for line in break_lines(index.furniture, run, min(pages), max(pages))
-    }
-    bands: list[tuple[int, int, LineRect]] = [(rect.page, 1, rect) for rect in result.rects]
-    for line in sorted(lines, key=lambda line: line.start):
-        for rect in line_rects(index, line.start, line.end):
-            bands.append((rect.page, 0 if line.top else 2, rect))
-    # Reading order across a page break: body, footer | header, body (stable within a band).
-    ordered = sorted(bands, key=lambda item: (item[0], item[1]))
-    rects = tuple(rect for _, _, rect in ordered)
-    return LocateResult(result.status, result.score, result.matched_text, rects)
-
-
-def locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None = None) -> LocateResult:
     """Where ``quote`` is on pages ``pages`` (1-based, inclusive; all pages when None), as
-    rectangles in the displayed frame of each page (see ``geometry.displayed``)."""
-    result = _locate(index, quote, pages)
+    rectangles in the displayed frame of each page (see ``geometry.displayed``). ``chunk``, the
+    text the quote was cut from and its offset there, places a quote printed more than once."""
+    result = _locate(index, quote, pages, chunk)
     if not any(index.rotation(rect.page) for rect in result.rects):
         return result
     rects = tuple(displayed(index, rect) for rect in result.rects)
     return LocateResult(result.status, result.score, result.matched_text, rects)
 
 
-def _locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None) -> LocateResult:
+def _reading_view(index: DocumentIndex, readings: Readings) -> DocumentIndex:
+    """``index`` searching its column reading instead of the drawing order: same characters
+    and boxes; margin numbers and furniture are the main skeleton's business."""
+    return replace(
+        index,
+        norm=readings.norm,
+        grams=readings.grams,
+        norm_page_start=readings.page_start,
+        margin_numbers=(),
+        furniture=(),
+        furniture_pattern="",
+        readings=None,
+    )
+
+
+def _locate(
+    index: DocumentIndex, quote: str, pages: tuple[int, int] | None, chunk: ChunkHint | None
+) -> LocateResult:
     # Everything here works in the text frame, where lines are horizontal.
     if index.page_count == 0:
         return _NO_TEXT
     first, last = _page_bounds(index, pages)
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
-    lo, hi = index.norm_range(first, last)
+    at = _Search(*index.norm_range(first, last), chunk)
     parts = split_elision(quote)
-    best = _find(index, parts, lo, hi)
+    best, top = _find(index, parts, at)
     numbers: list[int] = []
     furniture: list[Removed] = []
     if index.margin_numbers:
@@ -315,23 +324,34 @@ def _locate(index: DocumentIndex, quote: str, pages: tuple[int, int] | None) -> 
         values = frozenset(number.value for number in index.margin_numbers)
         stripped, removed = strip_numbers(quote, values)
         if removed:
-            found = _find(index, split_elision(stripped), lo, hi)
+            found, seen = _find(index, split_elision(stripped), at)
+            top = max(top, seen)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers = found, removed
     if index.furniture_pattern and len(parts) == 1:
         # Running headers/footers copied across a page break: find the rest without them.
         rest, runs = strip_furniture(parts[0], index.furniture_pattern)
         if runs and rest:
-            found = _find(index, [rest], lo, hi)
+            found, seen = _find(index, [rest], at)
+            top = max(top, seen)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers, furniture = found, [], runs
+    if index.readings is not None and top < READING_BELOW:
+        # Drawn out of reading order (columns, sidebars, table cells): try the column reading.
+        # It must beat every place the drawing order offered, refused ones included: a quote
+        # refused as ambiguous there must not be "found" as something worse here.
+        view = _reading_view(index, index.readings)
+        found, _ = _find(view, parts, _Search(*view.norm_range(first, last), chunk))
+        if found is not None and found[1] > top + READING_MARGIN:
+            index, best, numbers, furniture = view, found, [], []
     if best is None:
         return _NO_MATCH
     result = _result(index, *best, closing=quote.rstrip()[-1:] in _CLOSING)
     if not result.rects:
         return result
+    rects = result.rects
     if numbers:
-        result = _with_margin_numbers(index, result, numbers)
+        rects = with_margin_numbers(index, rects, numbers)
     if furniture:
-        result = _with_furniture(index, result, furniture)
-    return result
+        rects = with_furniture(index, rects, furniture)
+    return LocateResult(result.status, result.score, result.matched_text, rects)

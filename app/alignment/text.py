@@ -7,6 +7,10 @@ entirely rather than unified, because PDFs disagree with quoters about all of th
 hyphen ("align-\\nment") and a compound hyphen ("self-evident") both vanish, missing or extra
 inter-word spaces (common with tight kerning or letter-spaced headings) stop mattering, and CJK
 text, which has no spaces anyway, joins across line breaks without special cases.
+
+Hangul is kept as jamo (NFD): a syllable block and the same syllable spelled as two or three
+conjoining jamo (how macOS and some tokenisers hand Korean over) must compare equal, and the
+per-character folding here never sees the neighbours needed to compose jamo into a block.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from functools import lru_cache
 _ELLIPSIS = re.compile(r"[\[(]?\s*(?:\.\s*){3,}\s*[\])]?|[\[(]?\s*[\u2026\u22ef\u2025]\s*[\])]?")
 
 
+_HANGUL = re.compile("[\uac00-\ud7af]")
+
+
 @lru_cache(maxsize=65536)
 def normalize_char(char: str) -> str:
     """The skeleton of one source character: "" for separators/punctuation, 1+ chars otherwise."""
@@ -30,7 +37,8 @@ def normalize_char(char: str) -> str:
     folded = unicodedata.normalize("NFKC", char).casefold()
     decomposed = unicodedata.normalize("NFKD", folded)
     kept = "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
-    return unicodedata.normalize("NFKC", kept)
+    composed = unicodedata.normalize("NFKC", kept)
+    return unicodedata.normalize("NFD", composed) if _HANGUL.search(composed) else composed
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +51,11 @@ class Normalized:
     def source_span(self, start: int, end: int) -> tuple[int, int]:
         """Source half-open range covering skeleton characters ``[start, end)`` (non-empty)."""
         return self.origin[start], self.origin[end - 1] + 1
+
+    def source_runs(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Source ranges of skeleton characters ``[start, end)``: one here, since the skeleton
+        follows the source; a reordered reading (``readings.py``) may need several."""
+        return [self.source_span(start, end)]
 
 
 def normalize(source: str) -> Normalized:
@@ -70,7 +83,7 @@ def split_elision(quote: str) -> list[str]:
 _CJK_RANGES = (
     "\u3040-\u30ff"  # kana
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
-    "\uac00-\ud7af"  # hangul
+    "\uac00-\ud7af"  # hangul (skeletons hold jamo instead, about one letter each)
     "\U00020000-\U0002fa1f"
 )
 _CJK = re.compile(f"[{_CJK_RANGES}]")

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 
 from app.alignment.index import DocumentIndex, IndexCache, build_index
-from app.alignment.locate import LocateResult, locate
+from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.alignment.sentences import Sentence
 from app.documents.storage import PdfChanged, PdfMissing, PdfStorage
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
@@ -33,6 +33,8 @@ class LocateJob:
     sha256: str
     pages: tuple[int, int]
     sentences: list[Sentence]
+    # The chunk's text (sentence offsets refer to it): places a sentence the PDF prints twice.
+    chunk_text: str = ""
 
 
 @dataclass
@@ -72,7 +74,8 @@ def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
         return ChunkLocation(error=Reason.no_text_layer)
     location = ChunkLocation()
     for sentence in job.sentences:
-        found = locate(index, sentence.text, (first, last))
+        hint = ChunkHint(job.chunk_text, sentence.start) if job.chunk_text else None
+        found = locate(index, sentence.text, (first, last), hint)
         if found.status != "found" or found.page is None:
             location.unlocated += 1
             continue

@@ -194,6 +194,7 @@ class HighlightService:
                     sha256=chunk.sha256,
                     pages=(chunk.page_start, chunk.page_end),
                     sentences=[batch.sentences[cid][i - 1] for i in ids],
+                    chunk_text=chunk.text,
                 )
             )
         if jobs:
