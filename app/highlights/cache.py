@@ -26,7 +26,7 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 2
+ANSWER_VERSION = 3
 STABLE_REASONS = frozenset(
     {
         None,
