@@ -16,7 +16,8 @@ FIRST = "Hotel revenue grew strongly in the spring quarter this year. " + REPEAT
 SECOND = "Casino revenue in the autumn fell short of the forecast again. " + REPEATED
 
 
-def _pdf(root: Path) -> Path:
+def repeated_pdf(root: Path) -> Path:
+    """``root/report.pdf``: a sentence a line, 40 pt apart from y=100; REPEATED on lines 2, 4."""
     doc = pymupdf.open()
     page = doc.new_page()
     for number, line in enumerate([*split_sentences(FIRST), *split_sentences(SECOND)]):
@@ -41,7 +42,7 @@ def _job(path: Path, chunk_text: str, with_text: bool) -> LocateJob:
 
 
 def test_repeated_sentence_placed_by_its_chunk(tmp_path: Path) -> None:
-    path = _pdf(tmp_path)
+    path = repeated_pdf(tmp_path)
     storage, cache = PdfStorage(tmp_path), IndexCache()
     for chunk_text, baseline in ((FIRST, 140), (SECOND, 220)):
         location = locate_chunks(storage, cache, [_job(path, chunk_text, True)])["c1"]
@@ -53,7 +54,7 @@ def test_repeated_sentence_placed_by_its_chunk(tmp_path: Path) -> None:
 
 
 def test_without_chunk_text_the_repeat_is_not_guessed(tmp_path: Path) -> None:
-    path = _pdf(tmp_path)
+    path = repeated_pdf(tmp_path)
     location = locate_chunks(PdfStorage(tmp_path), IndexCache(), [_job(path, FIRST, False)])
     assert location["c1"].unlocated == 1
     assert location["c1"].highlights == []
