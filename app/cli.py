@@ -34,7 +34,7 @@ async def ingest_into_database(
     settings: Settings, pdf: Path, document_id: str | None
 ) -> dict[str, object]:
     from app.alignment.index import IndexCache
-    from app.db.session import create_engine, create_session_factory
+    from app.db.session import create_engine, create_session_factory, dispose_engine
     from app.documents.service import ingest_pdf
     from app.documents.storage import PdfStorage
     from app.highlights.locating import open_index
@@ -59,7 +59,7 @@ async def ingest_into_database(
             "changed": outcome.changed,
         }
     finally:
-        await engine.dispose()
+        await dispose_engine(engine)
 
 
 def _serve(settings: Settings, host: str, port: int) -> None:

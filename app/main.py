@@ -22,7 +22,7 @@ from app.api.viewer import mount_viewer
 from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
 from app.core.security import TokenRegistry
-from app.db.session import create_engine, create_session_factory
+from app.db.session import create_engine, create_session_factory, dispose_engine
 from app.documents.storage import PdfStorage
 from app.highlights.schemas import BatchSummary, CitationEvent
 from app.highlights.service import HighlightService, Limits
@@ -176,7 +176,7 @@ def create_app(
         finally:
             if llm is not None:
                 await llm.close()
-            await engine.dispose()
+            await dispose_engine(engine)
 
     app = FastAPI(
         title="Citation highlight service",

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Connection
 
 from app.core.config import get_settings
 from app.db.base import Base
-from app.db.session import create_engine
+from app.db.session import create_engine, dispose_engine
 from app.documents import models as _documents  # noqa: F401  (registers the tables on Base.metadata)
 from app.highlights import models as _highlights  # noqa: F401
 
@@ -36,7 +36,7 @@ async def _run_async() -> None:
     engine = create_engine(_url(), create=True)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
-    await engine.dispose()
+    await dispose_engine(engine)
 
 
 if context.is_offline_mode():

@@ -7,19 +7,30 @@ come back as a new empty file. And each connection remembers which file (device 
 opened: a pooled connection to a file that was deleted, replaced or overwritten is discarded at
 checkout, and a commit is only acknowledged when the file it went to is still the database, so no
 write is acknowledged and then lost with an unlinked file.
+
+That second guard must never close a descriptor of the live database. SQLite coordinates
+processes with POSIX fcntl locks, and closing *any* descriptor of a file drops *all* of the
+process's locks on it ("How To Corrupt An SQLite Database File", 2.2). An earlier version opened
+and closed the file at every pool checkout to read its header: a CLI ``ingest`` beside ``serve``
+then believed it was alone, checkpointed and deleted the WAL the server still used, and every
+write the server acknowledged afterwards was lost. So the path is checked with ``stat`` (no
+descriptor), and the header is read with ``pread`` from one descriptor per file that this process
+holds until the last engine using that file is disposed (``dispose_engine``).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import (
     DatabaseError,
     DisconnectionError,
@@ -41,18 +52,74 @@ _FILE_KEY = "sqlite_file"
 _MAGIC = b"SQLite format 3\x00"
 FileIdentity = tuple[int, int]
 
+# Descriptors this process holds open on database files, by identity, with how many engines use
+# each. Shared between engines: closing one engine's descriptor would drop the locks of another
+# engine's connections to the same file.
+_held: dict[FileIdentity, list[int]] = {}  # identity -> [fd, engines]
+_held_lock = threading.Lock()
+_orphans: list[int] = []  # never closed, for the reason above (a race that needs two renames)
+_watches: weakref.WeakKeyDictionary[Engine, SqliteFile] = weakref.WeakKeyDictionary()
 
-def _identity(path: str) -> FileIdentity | None:
-    """Device and inode of the database file, or None when it is gone or no longer starts like a
-    SQLite database (overwritten in place: a WAL-mode connection would go on serving its cached
-    pages and writing its WAL, unaware)."""
-    try:
-        with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            header = handle.read(len(_MAGIC))
-    except OSError:
-        return None
-    return (stat.st_dev, stat.st_ino) if header == _MAGIC else None
+
+class SqliteFile:
+    """Tells whether ``path`` still is the database file a connection opened, without ever
+    closing a descriptor of a file that may be live."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._acquired: set[FileIdentity] = set()
+
+    def identity(self) -> FileIdentity | None:
+        """Device and inode of the file at ``path``, or None when it is gone or no longer starts
+        like a SQLite database (overwritten in place: a WAL-mode connection would go on serving
+        its cached pages and writing its WAL, unaware)."""
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return None
+        identity = (stat.st_dev, stat.st_ino)
+        fd = self._descriptor(identity)
+        if fd is None:
+            return None
+        try:
+            header = os.pread(fd, len(_MAGIC), 0)
+        except OSError:
+            return None
+        return identity if header == _MAGIC else None
+
+    def _descriptor(self, identity: FileIdentity) -> int | None:
+        with _held_lock:
+            held = _held.get(identity)
+            if held is not None:
+                if identity not in self._acquired:
+                    held[1] += 1
+                    self._acquired.add(identity)
+                return held[0]
+            try:
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+            stat = os.fstat(fd)
+            opened = (stat.st_dev, stat.st_ino)
+            if opened == identity or opened not in _held:
+                _held[opened] = [fd, 1]
+                self._acquired.add(opened)
+            else:
+                # The path was replaced between stat and open by a file already held: closing
+                # this second descriptor would drop the locks taken through the first.
+                _orphans.append(fd)
+            return fd if opened == identity else None
+
+    def release(self) -> None:
+        """After every connection of the engine is closed: give up this engine's descriptors."""
+        with _held_lock:
+            for identity in self._acquired:
+                held = _held[identity]
+                held[1] -= 1
+                if held[1] == 0:
+                    del _held[identity]
+                    os.close(held[0])
+            self._acquired.clear()
 
 
 def _sqlite_url(url: URL, create: bool) -> tuple[URL, str | None]:
@@ -68,12 +135,17 @@ def _sqlite_url(url: URL, create: bool) -> tuple[URL, str | None]:
 
 
 def create_engine(database_url: str, *, create: bool = False) -> AsyncEngine:
-    """``create``: allow a missing SQLite file to be created (migrations only)."""
+    """``create``: allow a missing SQLite file to be created (migrations only). Dispose the
+    engine with ``dispose_engine``."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
         return create_async_engine(url, pool_pre_ping=True)
     url, path = _sqlite_url(url, create)
     engine = create_async_engine(url, connect_args={"timeout": 30})
+    if path is None:
+        return engine
+    watch = SqliteFile(path)
+    _watches[engine.sync_engine] = watch
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
@@ -82,26 +154,40 @@ def create_engine(database_url: str, *, create: bool = False) -> AsyncEngine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
-        if path is not None:
-            record.info[_FILE_KEY] = (path, _identity(path))
+        record.info[_FILE_KEY] = (watch, watch.identity())
 
     @event.listens_for(engine.sync_engine, "checkout")
     def _on_checkout(dbapi_conn: Any, record: ConnectionPoolEntry, proxy: Any) -> None:
         opened = record.info.get(_FILE_KEY)
-        if opened is not None and (opened[1] is None or _identity(opened[0]) != opened[1]):
+        if opened is not None and not _still_the_database(opened):
             # The pool retries with a fresh connection, which fails while the file is missing.
             raise DisconnectionError("the SQLite database file was deleted or replaced")
 
     return engine
 
 
+def _still_the_database(opened: tuple[SqliteFile, FileIdentity | None]) -> bool:
+    watch, identity = opened
+    return identity is not None and watch.identity() == identity
+
+
+async def dispose_engine(engine: AsyncEngine) -> None:
+    """Close every pooled connection, then the descriptors kept to watch the SQLite file."""
+    await engine.dispose()
+    watch = _watches.pop(engine.sync_engine, None)
+    if watch is not None:
+        watch.release()
+
+
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
-async def _opened_file(session: AsyncSession) -> tuple[str, FileIdentity | None] | None:
+async def _opened_file(
+    session: AsyncSession,
+) -> tuple[SqliteFile, FileIdentity | None] | None:
     connection = await session.connection()
-    opened: tuple[str, FileIdentity | None] | None = connection.info.get(_FILE_KEY)
+    opened: tuple[SqliteFile, FileIdentity | None] | None = connection.info.get(_FILE_KEY)
     return opened
 
 
@@ -125,7 +211,7 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
             async with session.begin():
                 yield session
                 opened = await _opened_file(session)
-            if opened is not None and (opened[1] is None or _identity(opened[0]) != opened[1]):
+            if opened is not None and not _still_the_database(opened):
                 raise DatabaseUnavailable(
                     "the database file was deleted or replaced while this request ran; "
                     "nothing it wrote can be trusted to be stored, so retry it"
