@@ -35,31 +35,35 @@ async def ingest_into_database(
 ) -> dict[str, object]:
     from app.alignment.index import IndexCache
     from app.db.session import create_engine, create_session_factory, dispose_engine
-    from app.documents.service import ingest_pdf
+    from app.documents.service import plan_ingest, put_document
     from app.documents.storage import PdfStorage
-    from app.highlights.locating import open_index
+    from app.highlights.locating import index_or_refuse
 
-    engine = create_engine(settings.database_url)
     storage = PdfStorage(settings.pdf_root)
+    plan = await asyncio.to_thread(plan_ingest, storage, pdf, document_id)
+    if settings.index_cache_dir is not None:
+        # Before anything is stored: a PDF that cannot be indexed is refused, not half-ingested.
+        # Written to the shared disk cache, so the server's first request loads it.
+        cache = IndexCache(settings.index_cache_dir)
+        await asyncio.to_thread(
+            index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
+        )
+    engine = create_engine(settings.database_url)
     try:
-        outcome = await ingest_pdf(create_session_factory(engine), storage, pdf, document_id)
-        document = outcome.document
-        if outcome.changed and settings.index_cache_dir is not None:
-            # Written to the shared disk cache, so the server's first request loads it.
-            cache = IndexCache(settings.index_cache_dir)
-            await asyncio.to_thread(
-                open_index, storage, cache, document.source_path, document.sha256
-            )
-        return {
-            "document_id": document.id,
-            "source_path": document.source_path,
-            "pages": document.page_count,
-            "chunks": [c.id for c in document.chunks],
-            "created": outcome.created,
-            "changed": outcome.changed,
-        }
+        outcome = await put_document(
+            create_session_factory(engine), storage, plan.document_id, plan.body, plan.facts
+        )
     finally:
         await dispose_engine(engine)
+    document = outcome.document
+    return {
+        "document_id": document.id,
+        "source_path": document.source_path,
+        "pages": document.page_count,
+        "chunks": [c.id for c in document.chunks],
+        "created": outcome.created,
+        "changed": outcome.changed,
+    }
 
 
 def _serve(settings: Settings, host: str, port: int) -> None:
@@ -165,6 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         code: int = args.func(settings, args)
     except AppError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # one line for a person; the traceback only when asked for
+        log.debug("unexpected failure", exc_info=True)
+        print(
+            f"error: unexpected {type(exc).__name__}: {exc} (HIGHLIGHT_LOG_LEVEL=DEBUG shows "
+            "where)",
+            file=sys.stderr,
+        )
         return 1
     return code
 

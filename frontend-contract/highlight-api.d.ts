@@ -16,7 +16,7 @@ export interface paths {
         /**
          * Highlight Batch Legacy
          * @deprecated
-         * @description The same as /v2/highlights/batch, at the path the existing chat frontend calls; links in the reply carry the same prefix.
+         * @description The same as /v2/highlights/batch, at the path the existing chat frontend calls; links in the reply are the same as there (they name /v2/documents/... and /viewer; behind a proxy that mounts the service under a path, set HIGHLIGHT_PUBLIC_BASE_URL to include it).
          */
         post: operations["highlight_batch_legacy"];
         delete?: never;
@@ -171,8 +171,9 @@ export interface paths {
         /**
          * Get Highlight
          * @description A highlight by the id batch results carry: what the reference viewer and page previews
-         *     draw. 404 when unknown, or when its document has changed since (its rectangles belong to
-         *     the old content). With auth on: a read token, or its document's signed link.
+         *     draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
+         *     the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
+         *     token, or its document's signed link.
          */
         get: operations["get_highlight"];
         put?: never;
@@ -381,7 +382,7 @@ export interface components {
          * ErrorCode
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "internal_error";
+        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "internal_error";
         /** ErrorDetail */
         ErrorDetail: {
             /** @description Machine-readable; stable across releases. */
@@ -560,8 +561,13 @@ export interface components {
             /** Highlight Id */
             highlight_id: string;
             /**
+             * Pdf Sha256
+             * @description SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is served only while it is this content.
+             */
+            pdf_sha256: string;
+            /**
              * Pdf Url
-             * @description The document's PDF (signed when auth is on).
+             * @description The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file or the document changed), signed when auth is on.
              */
             pdf_url: string;
         };
@@ -858,7 +864,10 @@ export interface operations {
     };
     get_document_pdf: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Serve the PDF only if it is this content (409 pdf_changed otherwise), as a viewer drawing stored highlights needs; stored highlights' pdf_url carries it. */
+                sha256?: string | null;
+            };
             header?: {
                 "if-none-match"?: string | null;
             };
@@ -896,6 +905,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1061,6 +1079,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

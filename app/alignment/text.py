@@ -26,6 +26,15 @@ _ELLIPSIS = re.compile(r"[\[(]?\s*(?:\.\s*){3,}\s*[\])]?|[\[(]?\s*[\u2026\u22ef\
 
 
 _HANGUL = re.compile("[\uac00-\ud7af]")
+# What PDF text extraction can yield that no database stores or no JSON encodes: C0 controls but
+# tab and newline (a 10-K's checkbox glyph comes out of PyMuPDF as U+0000), and lone surrogates.
+_UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f]|[\ud800-\udfff]")
+
+
+def clean_extracted(text: str) -> str:
+    """Text from a PDF made storable: controls become spaces, lone surrogates U+FFFD. One code
+    point for one, so offsets into the extracted text stay offsets into the cleaned text."""
+    return _UNSTORABLE.sub(lambda m: " " if m.group() < "\ud800" else "\ufffd", text)
 
 
 @lru_cache(maxsize=65536)

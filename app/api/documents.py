@@ -101,19 +101,27 @@ async def get_document(
         200: {"content": {"application/pdf": {}}, "description": "The stored PDF"},
         206: {"content": {"application/pdf": {}}, "description": "Part of it (Range)"},
         304: {"description": "Not modified (If-None-Match)"},
-        **error_responses(404, 416, 422, 503),
+        **error_responses(404, 409, 416, 422, 503),
     },
 )
 async def get_document_pdf(
     document_id: DocumentId,
     session: SessionDep,
     state: StateDep,
+    sha256: Annotated[
+        str | None,
+        Query(
+            pattern=SHA256,
+            description="Serve the PDF only if it is this content (409 pdf_changed otherwise), "
+            "as a viewer drawing stored highlights needs; stored highlights' pdf_url carries it.",
+        ),
+    ] = None,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     """The PDF itself (Range requests supported, as PDF.js uses them). With auth on, a bearer
     token or the signature that batch results put in their links (so a reader's browser can
     open them)."""
-    pdf = await service.pdf_file_of(session, state.storage, document_id)
+    pdf = await service.pdf_file_of(session, state.storage, document_id, sha256)
     headers = {"Cache-Control": "private, no-cache"}
     if pdf.sha256 is not None:
         # The content's own hash: a re-ingested document gets a new ETag, the same file keeps it.
@@ -129,6 +137,7 @@ async def get_document_pdf(
     )
 
 
+SHA256 = r"^[0-9a-f]{64}$"
 HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
 
 

@@ -76,13 +76,13 @@ starts. Browsers cannot POST with EventSource: read the body with fetch and a st
 (frontend-contract/src/ has a parser)."""
 
 
-def _links(state: StateDep, prefix: str = "") -> PdfLinks:
+def _links(state: StateDep) -> PdfLinks:
     settings = state.settings
-    return PdfLinks(prefix, state.tokens, settings.auth_link_ttl_s, settings.public_base_url)
+    return PdfLinks(state.tokens, settings.auth_link_ttl_s, settings.public_base_url)
 
 
-async def _answer(body: HighlightBatchRequest, state: StateDep, prefix: str = "") -> Response:
-    answer = await state.highlights.highlight_batch(body, _links(state, prefix))
+async def _answer(body: HighlightBatchRequest, state: StateDep) -> Response:
+    answer = await state.highlights.highlight_batch(body, _links(state))
     return Response(
         content=answer.body,
         media_type="application/json",
@@ -110,12 +110,13 @@ async def highlight_batch(body: HighlightBatchRequest, state: StateDep) -> Respo
     f"{LEGACY_PREFIX}/v2/highlights/batch",
     response_model=HighlightBatchResponse,
     description="The same as /v2/highlights/batch, at the path the existing chat frontend calls; "
-    "links in the reply carry the same prefix.",
+    "links in the reply are the same as there (they name /v2/documents/... and /viewer; behind a "
+    "proxy that mounts the service under a path, set HIGHLIGHT_PUBLIC_BASE_URL to include it).",
     deprecated=True,
     responses={200: {"headers": _HEADERS}, **ERRORS},
 )
 async def highlight_batch_legacy(body: HighlightBatchRequest, state: StateDep) -> Response:
-    return await _answer(body, state, LEGACY_PREFIX)
+    return await _answer(body, state)
 
 
 class EventStream(StreamingResponse):
@@ -183,12 +184,13 @@ async def highlight_stream(
 @lookups.get(
     "/v2/highlights/{highlight_id:highlight_id}",
     response_model=StoredHighlightOut,
-    responses=error_responses(404, 422, 503),
+    responses=error_responses(404, 409, 422, 503),
 )
 async def get_highlight(
     highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)], state: StateDep
 ) -> StoredHighlightOut:
     """A highlight by the id batch results carry: what the reference viewer and page previews
-    draw. 404 when unknown, or when its document has changed since (its rectangles belong to
-    the old content). With auth on: a read token, or its document's signed link."""
+    draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
+    the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
+    token, or its document's signed link."""
     return await state.stored.get(highlight_id, _links(state))

@@ -7,7 +7,8 @@ errors become HTTP.
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
      ├── Conflict (409)
-     │    └── WriteConflict (409)    two requests raced for the same rows; writers retry it
+     │    ├── WriteConflict (409)    two requests raced for the same rows; writers retry it
+     │    └── (PdfChanged, 409, code pdf_changed: documents/storage.py)
      ├── PayloadTooLarge (413)
      ├── UpstreamError (502)         an external system failed (the LLM family: app.llm.errors)
      └── DatabaseUnavailable (503)   the service's own database cannot be used
@@ -41,6 +42,7 @@ class ErrorCode(StrEnum):
     not_found = "not_found"
     method_not_allowed = "method_not_allowed"
     conflict = "conflict"
+    pdf_changed = "pdf_changed"
     payload_too_large = "payload_too_large"
     range_not_satisfiable = "range_not_satisfiable"
     upstream_error = "upstream_error"

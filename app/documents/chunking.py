@@ -13,6 +13,7 @@ from pathlib import Path
 import pymupdf
 
 from app.alignment.sentences import split_sentences
+from app.alignment.text import clean_extracted
 
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 
@@ -38,7 +39,8 @@ def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
             for block in page.get_text("blocks"):
                 if block[6] != 0:  # image block
                     continue
-                text = _SPACES.sub(" ", str(block[4]).replace("\n", " ")).strip()
+                text = clean_extracted(str(block[4])).replace("\n", " ")
+                text = _SPACES.sub(" ", text).strip()
                 if text:
                     blocks.append(_Block(page.number + 1, text))
         return blocks, doc.page_count

@@ -15,10 +15,10 @@ _ROUND_S = 3600
 
 @dataclass(frozen=True)
 class PdfLinks:
-    """``base_url`` (HIGHLIGHT_PUBLIC_BASE_URL) makes links absolute; ``prefix`` is the path the
-    caller used (the legacy ``/api/v1``); with ``tokens`` enabled links carry a signature."""
+    """``base_url`` (HIGHLIGHT_PUBLIC_BASE_URL) makes links absolute (behind a proxy that mounts
+    the service under a path, that path is part of it); with ``tokens`` enabled links carry a
+    signature. Links always name routes the service has, whichever path the caller used."""
 
-    prefix: str = ""
     tokens: TokenRegistry | None = None
     ttl_s: int = 24 * 3600
     base_url: str = ""
@@ -37,8 +37,16 @@ class PdfLinks:
         query = [("document_id", document_id), *(("highlight", h) for h in highlight_ids)]
         signed = self.signed_query(document_id)
         extra = f"&{signed[1:]}" if signed else ""
-        return f"{self.base_url}{self.prefix}/viewer?{urlencode(query)}{extra}"
+        return f"{self.base_url}/viewer?{urlencode(query)}{extra}"
 
     def pdf(self, document_id: str, page: int) -> str:
-        path = f"{self.base_url}{self.prefix}/v2/documents/{quote(document_id, safe='')}/pdf"
+        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"
         return f"{path}{self.signed_query(document_id)}#page={page}"
+
+    def pinned_pdf(self, document_id: str, sha256: str) -> str:
+        """The PDF only if it still is the content ``sha256`` (409 ``pdf_changed`` otherwise):
+        what a viewer loads to draw stored highlights, whose rectangles belong to that
+        content."""
+        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"
+        signed = self.signed_query(document_id)
+        return f"{path}?sha256={sha256}{'&' + signed[1:] if signed else ''}"

@@ -163,12 +163,18 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
     data = pdf_path.read_bytes()
     page_count, title = inspect_pdf(data, pdf_path.name)
     facts = PdfFacts(hashlib.sha256(data).hexdigest(), page_count, title)
-    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
-    drafts, _ = chunk_pdf(data)
+    try:
+        drafts, _ = chunk_pdf(data)
+    except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
+        log.warning("cannot chunk %s", pdf_path.name, exc_info=True)
+        raise BadRequest(
+            f"{pdf_path.name} cannot be indexed ({type(exc).__name__}: {exc})"
+        ) from exc
     if not drafts:
         raise BadRequest(
             f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
         )
+    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
     prefix = doc_id[: 256 - 6]
     body = DocumentUpsert(
         title=facts.title or pdf_path.stem,
@@ -187,16 +193,6 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
     return IngestPlan(doc_id, body, facts)
 
 
-async def ingest_pdf(
-    session_factory: async_sessionmaker[AsyncSession],
-    storage: PdfStorage,
-    pdf_path: Path,
-    document_id: str | None = None,
-) -> UpsertOutcome:
-    plan = await asyncio.to_thread(plan_ingest, storage, pdf_path, document_id)
-    return await put_document(session_factory, storage, plan.document_id, plan.body, plan.facts)
-
-
 async def get_document(session: AsyncSession, document_id: str) -> Document:
     document = await repository.get_document(session, document_id)
     if document is None:
@@ -212,14 +208,26 @@ class PdfFile:
     sha256: str | None
 
 
-async def pdf_file_of(session: AsyncSession, storage: PdfStorage, document_id: str) -> PdfFile:
+async def pdf_file_of(
+    session: AsyncSession, storage: PdfStorage, document_id: str, pinned: str | None = None
+) -> PdfFile:
+    """The document's PDF. ``pinned``: only when it still is that content (the content stored
+    highlights were made from), else PdfChanged; unpinned, a changed file is served as it is,
+    without claiming to be the ingested one."""
     document = await repository.get_document_row(session, document_id)
     if document is None:
         raise NotFound(f"no document with id {document_id!r}")
+    if pinned is not None and pinned != document.sha256:
+        raise PdfChanged(
+            f"document {document_id!r} was re-ingested with other content since this link was "
+            "made; its highlights no longer apply"
+        )
     try:
         path = await asyncio.to_thread(storage.verify, document.source_path, document.sha256)
         return PdfFile(path, document.sha256)
     except PdfChanged:
+        if pinned is not None:
+            raise
         return PdfFile(storage.resolve(document.source_path), None)
     except PdfMissing as exc:
         raise NotFound(f"the PDF of document {document_id!r} is missing from the PDF root") from exc

@@ -22,7 +22,8 @@ from pathlib import Path, PurePosixPath
 
 import pymupdf
 
-from app.core.errors import BadRequest, Conflict, NotFound
+from app.alignment.text import clean_extracted
+from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound
 
 COPY_DIR = "ingested"
 # Most file systems refuse a name longer than this many bytes (ENAMETOOLONG).
@@ -36,7 +37,9 @@ class PdfMissing(NotFound):
 
 
 class PdfChanged(Conflict):
-    pass
+    """The PDF on disk is not the content a document (or a stored highlight) was made from."""
+
+    code = ErrorCode.pdf_changed
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,27 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
                 f"{name} is encrypted with a user password; store a decrypted copy "
                 "(e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that"
             )
-        title = " ".join(str((doc.metadata or {}).get("title") or "").split())
-        return int(doc.page_count), title[:500]
+        page_count = int(doc.page_count)
+        _check_pages(doc, page_count, name)
+        title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
+        return page_count, title[:500]
+
+
+def _check_pages(doc: pymupdf.Document, page_count: int, name: str) -> None:
+    """Every page the page tree declares can be loaded: a PDF whose /Count lies, or whose page
+    tree loops back on itself, is accepted by ``page_count`` but can never be highlighted on the
+    pages it claims. Loading a page object costs about 0.1 ms (no content is parsed)."""
+    if page_count < 1:
+        raise BadRequest(f"{name} has no pages")
+    for number in range(page_count):
+        try:
+            doc.load_page(number)
+        except (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
+            why = str(exc).split(": ", 1)[-1] or type(exc).__name__
+            raise BadRequest(
+                f"{name} cannot be indexed: its page tree declares {page_count} pages, but page "
+                f"{number + 1} cannot be read ({why})"
+            ) from None
 
 
 class PdfStorage:

@@ -12,17 +12,30 @@ from dataclasses import dataclass, field
 from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.alignment.sentences import Sentence
+from app.core.errors import AppError, BadRequest
 from app.documents.storage import PdfChanged, PdfMissing, PdfStorage
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
 
 log = logging.getLogger(__name__)
 
 
-def highlight_id(document_id: str, sha256: str, chunk_id: str, start: int, end: int) -> str:
-    """Deterministic: the same PDF content, chunk and offsets give the same id; a re-ingested PDF
-    with other content gives new ids, so an id never points at rectangles of another file."""
-    key = "\x1f".join((document_id, sha256, chunk_id, str(start), str(end)))
-    return "h_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+def highlight_id(job: LocateJob, sentence: Sentence, rects: list[Rect]) -> str:
+    """Deterministic, and a function of everything the highlight shows: the document, its PDF
+    content, the chunk's id *and text*, the sentence's offsets and the rectangles. The same
+    sentence of the same PDF placed the same way keeps its id; a re-chunked document (new text
+    at the same offsets), re-ingested content or a locator that places it differently gets a new
+    one, so a stored id never shows what another answer meant."""
+    parts = (
+        job.document_id,
+        job.sha256,
+        job.chunk_id,
+        hashlib.sha256(job.chunk_text.encode("utf-8", "surrogatepass")).hexdigest(),
+        str(sentence.start),
+        str(sentence.end),
+        ";".join(f"{r.page},{r.x0},{r.y0},{r.x1},{r.y1}" for r in rects),
+    )
+    key = "\x1f".join(parts)
+    return "h_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,22 @@ def open_index(
     ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged)."""
     storage.verify(source_path, sha256)
     return cache.get(sha256, lambda: build_index(storage.read_verified(source_path, sha256)))
+
+
+def index_or_refuse(
+    storage: PdfStorage, cache: IndexCache, source_path: str, sha256: str
+) -> DocumentIndex:
+    """Blocking: ``open_index`` for ingest, where a PDF that cannot be indexed is refused with a
+    reason (BadRequest) rather than stored and never highlightable."""
+    try:
+        return open_index(storage, cache, source_path, sha256)
+    except AppError:
+        raise
+    except Exception as exc:
+        log.warning("cannot index %s", source_path, exc_info=True)
+        raise BadRequest(
+            f"{source_path.rsplit('/', 1)[-1]} cannot be indexed ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentIndex | Reason:
@@ -111,9 +140,7 @@ def _highlight(
             )
         )
     return Highlight(
-        highlight_id=highlight_id(
-            job.document_id, job.sha256, job.chunk_id, sentence.start, sentence.end
-        ),
+        highlight_id=highlight_id(job, sentence, rects),
         sentence_id=sentence.index,
         text=sentence.text,
         start=sentence.start,

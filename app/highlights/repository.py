@@ -42,8 +42,19 @@ async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
 
 
 async def store_highlights(session: AsyncSession, rows: list[dict[str, object]]) -> None:
+    """Insert-or-ignore (an id is a hash of everything the row holds), in id order: two batches
+    storing overlapping highlights then take their row locks in the same order and cannot
+    deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
-        await session.execute(_insert_or_ignore(session, StoredHighlight, rows))
+        ordered = sorted(rows, key=lambda row: str(row["id"]))
+        await session.execute(_insert_or_ignore(session, StoredHighlight, ordered))
+
+
+async def stored_highlight_ids(session: AsyncSession, highlight_ids: Sequence[str]) -> set[str]:
+    rows = await session.scalars(
+        select(StoredHighlight.id).where(StoredHighlight.id.in_(set(highlight_ids)))
+    )
+    return set(rows)
 
 
 async def get_highlight(session: AsyncSession, highlight_id: str) -> StoredHighlight | None:

@@ -1,6 +1,6 @@
 """Per-citation results from what was chosen and where it was found, and the batch's status.
 
-Results are built without links: links depend on who asks (a legacy path prefix, signatures when
+Results are built without links: links depend on who asks (signatures when
 auth is on, the public base URL) and are added last (``with_links``), so a cached answer serves
 every caller.
 """

@@ -171,5 +171,12 @@ class StoredHighlightOut(BaseModel):
     document_id: str
     document_title: str
     chunk_id: str
-    pdf_url: str = Field(description="The document's PDF (signed when auth is on).")
+    pdf_sha256: str = Field(
+        description="SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is "
+        "served only while it is this content."
+    )
+    pdf_url: str = Field(
+        description="The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file "
+        "or the document changed), signed when auth is on."
+    )
     highlight: Highlight

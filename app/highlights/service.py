@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
 from app.alignment.sentences import Sentence, split_sentences
-from app.core.errors import BadRequest
+from app.core.errors import BadRequest, DatabaseUnavailable, WriteConflict
 from app.db.session import transaction
 from app.documents import repository as documents
 from app.documents.links import PdfLinks
@@ -45,6 +45,8 @@ from app.llm.client import StructuredClient
 log = logging.getLogger(__name__)
 # Old cache rows are deleted at most this often per process (on a write).
 PRUNE_EVERY_S = 600.0
+# Storing a batch's highlights is tried again after a deadlock or serialization failure.
+STORE_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -215,12 +217,12 @@ class HighlightService:
         )
         return response, placed
 
-    async def remember(self, batch: Batch, response: HighlightBatchResponse) -> None:
-        """Store the highlights by id (the viewer and page previews read them) and cache the
-        answer when it would come out the same again. Derived data: a failure only logs."""
+    def _highlight_rows(
+        self, batch: Batch, response: HighlightBatchResponse
+    ) -> list[dict[str, object]]:
         now = self._now()
-        rows: list[dict[str, object]] = [
-            {
+        rows: dict[str, dict[str, object]] = {
+            h.highlight_id: {
                 "id": h.highlight_id,
                 "document_id": r.document_id,
                 "document_sha256": batch.chunks[r.chunk_id].sha256,
@@ -231,26 +233,71 @@ class HighlightService:
             }
             for r in response.results
             for h in r.highlights
-        ]
-        unique = list({row["id"]: row for row in rows}.values())
+        }
+        return list(rows.values())
+
+    async def remember(self, batch: Batch, response: HighlightBatchResponse) -> None:
+        """Store the highlights by id (the viewer and page previews read them) and cache the
+        answer when it would come out the same again, before the answer is sent: every id in
+        an answer can be fetched. Raises DatabaseUnavailable when that cannot be done."""
         store = self.limits.result_cache_ttl_s > 0 and cacheable(response)
+        rows = self._highlight_rows(batch, response)
+        cached = response.model_dump_json() if store else None
+        await self._store(rows, batch.key if store else None, cached)
+        if store and time.monotonic() - self._last_prune > PRUNE_EVERY_S:
+            self._last_prune = time.monotonic()
+            await self._prune()
+
+    async def keep_highlights(self, batch: Batch, response: HighlightBatchResponse) -> None:
+        """Make sure every highlight of ``response`` is stored: a cached answer may outlive its
+        rows (a document put back to earlier content had them deleted in between), and a
+        provisional stream event carries ids too. Reads first, so the usual case writes
+        nothing."""
+        await self._store(self._highlight_rows(batch, response), None, None, only_missing=True)
+
+    async def _store(
+        self,
+        rows: list[dict[str, object]],
+        key: str | None,
+        cached: str | None,
+        only_missing: bool = False,
+    ) -> None:
+        if not rows and key is None:
+            return
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                async with transaction(self.session_factory) as session:
+                    if only_missing and rows:
+                        present = await repository.stored_highlight_ids(
+                            session, [str(row["id"]) for row in rows]
+                        )
+                        rows = [row for row in rows if row["id"] not in present]
+                    await repository.store_highlights(session, rows)
+                    if key is not None and cached is not None:
+                        await repository.store_response(session, key, cached, self._now())
+                return
+            except WriteConflict:
+                # A deadlock or serialization failure: the other transaction went through;
+                # this one goes through when tried again.
+                if attempt == STORE_ATTEMPTS:
+                    raise DatabaseUnavailable(
+                        "the answer's highlights could not be stored (the database kept "
+                        "refusing the write); retry the request"
+                    ) from None
+                await asyncio.sleep(0.02 * attempt)
+
+    async def _prune(self) -> None:
+        expired = self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
         try:
             async with transaction(self.session_factory) as session:
-                await repository.store_highlights(session, unique)
-                if store:
-                    await repository.store_response(
-                        session, batch.key, response.model_dump_json(), now
-                    )
-                if store and time.monotonic() - self._last_prune > PRUNE_EVERY_S:
-                    self._last_prune = time.monotonic()
-                    expired = now - timedelta(seconds=self.limits.result_cache_ttl_s)
-                    await repository.prune_responses(session, expired)
-        except Exception:
-            log.warning("could not store the batch's highlights or cache its answer", exc_info=True)
+                await repository.prune_responses(session, expired)
+        except Exception:  # old cache rows stay a little longer; nothing is wrong
+            log.warning("could not delete expired cached answers", exc_info=True)
 
     async def answer(self, batch: Batch) -> HighlightBatchResponse:
         """The batch's answer without links: from the cache, or chosen, placed and remembered."""
         if batch.cached is not None:
+            await self.keep_highlights(batch, batch.cached)
             return batch.cached
         chosen = await self.chooser.choose(
             batch.request, batch.sentences, batch.budget(self.limits.batch_deadline_s)

@@ -38,12 +38,16 @@ class StoredHighlights:
             document = await documents.get_document_row(session, row.document_id) if row else None
         if row is None or document is None or document.sha256 != row.document_sha256:
             raise NotFound(f"no highlight {highlight_id!r} for the stored documents")
+        # The file a viewer will draw these rectangles on: PdfChanged (409) when it is no longer
+        # the content they were made from, even if nobody re-ingested it.
+        await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
             document_title=document.title,
             chunk_id=row.chunk_id,
-            pdf_url=links.pdf(document.id, row.page).split("#", 1)[0],
+            pdf_sha256=row.document_sha256,
+            pdf_url=links.pinned_pdf(document.id, row.document_sha256),
             highlight=Highlight.model_validate_json(row.data),
         )
 

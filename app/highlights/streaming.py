@@ -4,17 +4,20 @@ Citations of unknown chunks go out at once. When an LLM is configured and has no
 ``provisional_after_s``, the lexical selector's answer is placed and sent as provisional events
 (reason ``llm_pending``); when the LLM answers (or fails, or the deadline passes) every known
 citation gets its final event, with the same statuses and reasons as the batch. A ``summary``
-event ends the stream. A cached answer is sent at once, all final.
+event ends the stream. A cached answer is sent at once, all final. Every event's highlights are
+stored before it is sent, so each id it names can be fetched.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable
 
 from pydantic import BaseModel
 
+from app.core.errors import DatabaseUnavailable
 from app.documents.links import PdfLinks
 from app.highlights.results import not_found, with_links
 from app.highlights.schemas import (
@@ -26,6 +29,7 @@ from app.highlights.schemas import (
 )
 from app.highlights.service import Batch, HighlightService
 
+log = logging.getLogger(__name__)
 Event = tuple[str, BaseModel]
 # Sent while nothing else is: proxies and browsers drop connections idle for long.
 PING: Event | None = None
@@ -54,6 +58,15 @@ def _citations(
     ]
 
 
+async def _stored(storing: Awaitable[None]) -> bool:
+    try:
+        await storing
+    except DatabaseUnavailable as exc:
+        log.warning("stream: %s", exc.message)
+        return False
+    return True
+
+
 async def stream_events(
     service: HighlightService,
     batch: Batch,
@@ -63,6 +76,8 @@ async def stream_events(
 ) -> AsyncIterator[Event | None]:
     """The stream's events; None where a keep-alive ping is due."""
     if batch.cached is not None:
+        if not await _stored(service.keep_highlights(batch, batch.cached)):
+            return
         for event in _citations(batch.cached, links, False, set()):
             yield event
         yield _summary(with_links(batch.cached, links), cached=True)
@@ -83,14 +98,18 @@ async def stream_events(
                     request, batch.sentences, Reason.llm_pending
                 )
                 provisional, placed = await service.compute(batch, lexical)
-                for event in _citations(provisional, links, True, unknown):
-                    yield event
+                if await _stored(service.keep_highlights(batch, provisional)):
+                    for event in _citations(provisional, links, True, unknown):
+                        yield event
         while not choosing.done():
             done, _ = await asyncio.wait({choosing}, timeout=ping_every_s)
             if not done:
                 yield PING
         response, _ = await service.compute(batch, choosing.result(), placed)
-        await service.remember(batch, response)
+        if not await _stored(service.remember(batch, response)):
+            # Headers are sent, so no 503 now: the stream ends without a summary, which tells
+            # the client it is incomplete, and no event names an id that was not stored.
+            return
         for event in _citations(response, links, False, unknown):
             yield event
         service.log_batch(batch, response)

@@ -55,7 +55,13 @@ export interface HighlightResponse {
   document_id: string;
   document_title: string;
   chunk_id: string;
-  /** The PDF, e.g. "/v2/documents/<id>/pdf"; with auth on, add the viewer's expires/signature. */
+  /** SHA-256 of the PDF content the rectangles belong to. */
+  pdf_sha256: string;
+  /**
+   * The PDF pinned to that content ("/v2/documents/<id>/pdf?sha256=…"): answered 409
+   * `pdf_changed` once the file or the document changed, so old rectangles are never drawn on
+   * a new file. With auth on, add the viewer's expires/signature.
+   */
   pdf_url: string;
   highlight: Highlight;
 }

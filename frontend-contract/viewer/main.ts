@@ -233,6 +233,17 @@ async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
       .promise;
   } catch (error) {
     const e = error as { name?: string; status?: number; message?: string };
+    if (e.status === 409) {
+      // The pinned PDF (see HighlightResponse.pdf_url) is no longer the content the highlights
+      // were made from: drawing them would mark other words.
+      fail(
+        null,
+        "pdf_changed",
+        "The PDF changed since these highlights were made, so none is drawn; ask again for " +
+          "highlights on the current file.",
+      );
+      return null;
+    }
     const code = e.status ? `http_${e.status}` : (e.name ?? "pdf_error");
     fail(null, code, `The PDF could not be loaded: ${e.message ?? String(error)}`);
     return null;
@@ -245,22 +256,31 @@ async function main(): Promise<void> {
     fail(null, "bad_request", "Nothing to show: the URL names no document_id and no highlight.");
     return;
   }
-  const loading = Promise.all(ids.map(fetchHighlight)).then((all) => {
-    // Without document_id, the document is the first highlight's; others are not drawn on it.
-    state.documentId ??= all.find((h) => h !== null)?.document_id ?? null;
-    return all.filter((h): h is HighlightResponse => {
-      if (h === null || h.document_id === state.documentId) return h !== null;
+  const all = await Promise.all(ids.map(fetchHighlight));
+  // Without document_id, the document is the first highlight's; others are not drawn on it.
+  state.documentId ??= all.find((h) => h !== null)?.document_id ?? null;
+  const content = all.find((h) => h?.document_id === state.documentId)?.pdf_sha256;
+  const loaded = all.filter((h): h is HighlightResponse => {
+    if (h === null) return false;
+    if (h.document_id !== state.documentId) {
       fail(
         h.highlight_id,
         "other_document",
         `belongs to document ${h.document_id}, not ${state.documentId}`,
       );
       return false;
-    });
+    }
+    if (h.pdf_sha256 !== content) {
+      fail(h.highlight_id, "other_content", "was made on another version of this PDF");
+      return false;
+    }
+    return true;
   });
+  // The highlights' own PDF link is pinned to the content their rectangles belong to: a file
+  // replaced since is refused (409) rather than drawn on.
   const docUrl = state.documentId && `/v2/documents/${encodeURIComponent(state.documentId)}/pdf`;
-  const pdfUrl = docUrl ?? (await loading)[0]?.pdf_url;
-  const [pdf, loaded] = await Promise.all([pdfUrl ? openPdf(pdfUrl) : null, loading]);
+  const pdfUrl = loaded[0]?.pdf_url ?? docUrl;
+  const pdf = pdfUrl ? await openPdf(pdfUrl) : null;
   state.highlights = loaded;
   const first = state.highlights[0];
   ui.title.textContent = first?.document_title ?? state.documentId ?? "";

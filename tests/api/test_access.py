@@ -161,7 +161,10 @@ async def test_signed_viewer_links_open_highlights_and_previews_without_a_token(
         assert page.status_code == 200
         stored = await client.get(f"/v2/highlights/{highlight_id}?{query}")
         assert stored.status_code == 200, stored.text
-        assert stored.json()["pdf_url"].startswith(f"/v2/documents/{SAMPLE_ID}/pdf?expires=")
+        assert re.fullmatch(
+            rf"/v2/documents/{SAMPLE_ID}/pdf\?sha256=[0-9a-f]{{64}}&expires=\d+&signature=[\w-]+",
+            stored.json()["pdf_url"],
+        )
         assert (await client.get(stored.json()["pdf_url"])).status_code == 200
         preview = await client.get(
             f"/v2/documents/{SAMPLE_ID}/pages/1.png?{query}&highlight={highlight_id}"

@@ -27,7 +27,7 @@ from rapidfuzz.distance import Levenshtein
 
 from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
-from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf
+from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf, write_text_pdf
 
 SCREENSHOTS = PROJECT_ROOT / "bench" / "results" / "viewer"
 HIGHLIGHT_RGB = (255, 214, 0)  # the viewer's highlight colour, drawn at 45% opacity
@@ -81,14 +81,18 @@ class Case:
     answer: str | None  # None: the chunk's second sentence
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path) -> Iterator[LiveService]:
-    work = tmp_path_factory.mktemp("viewer")
-    env = {
+def _env(work: Path) -> dict[str, str]:
+    return {
         "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{work / 'viewer.db'}",
         "HIGHLIGHT_PDF_ROOT": str(work / "pdfs"),
         "HIGHLIGHT_INDEX_CACHE_DIR": str(work / "cache"),
     }
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path) -> Iterator[LiveService]:
+    work = tmp_path_factory.mktemp("viewer")
+    env = _env(work)
     pdfs = {"sample": sample_pdf, "rotated": write_rotated_pdf(work / "rotated.pdf")}
     if (SHARED_PDFS / "MANIFEST.tsv").is_file():
         pdfs["paper"] = SHARED_PDFS / "pdfjs_tracemonkey.pdf"
@@ -264,3 +268,31 @@ def test_viewer_reports_a_missing_highlight_in_the_page(browser: Any, service: L
     assert got["status"] == "ready"
     assert [e["highlightId"] for e in got["errors"]] == [f"h_{'0' * 32}"]
     assert "h_0000" in shown or "highlight" in shown.lower(), json.dumps(got)
+
+
+def test_viewer_draws_nothing_on_a_pdf_replaced_since(
+    browser: Any, service: LiveService, tmp_path: Path
+) -> None:
+    """The batch was right, then the file was replaced on disk (no re-ingest): the viewer must
+    say so and draw nothing, not the old rectangles on the new file (seen on a44369f: another
+    PDF shown with an uncited sentence highlighted)."""
+    work = service.log.parent
+    sentence = "The harbour master said the new pier opens in the spring."
+    pdf = write_text_pdf(tmp_path / "pier.pdf", ["A report on the harbour.", sentence])
+    ingest_with_cli(_env(work), pdf, "pier")
+    result = _citation(service, Case("pier", "pier", 1, sentence))
+    document = httpx.get(f"{service.url}/v2/documents/pier").json()
+    stored = Path(_env(work)["HIGHLIGHT_PDF_ROOT"]) / document["source_path"]
+    stored.write_bytes(write_rotated_pdf(tmp_path / "other.pdf").read_bytes())
+    page = browser.new_page()
+    try:
+        page.goto(service.url + result["viewer_link"])
+        got = page.evaluate(MEASURE)
+        shown = page.locator("#errors").inner_text()
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "pdf-replaced-since.png"))
+    finally:
+        page.close()
+    assert got["rects"] == []
+    assert {e["code"] for e in got["errors"]} == {"pdf_changed"}, got["errors"]
+    assert "re-ingest" in shown
