@@ -3,11 +3,17 @@ SQLite or PostgreSQL. Prints p50/p99 latency per request kind, throughput and er
 
     .venv/bin/python bench/load_bench.py --database sqlite --clients 50 --seconds 60
     .venv/bin/python bench/load_bench.py --database postgres --clients 50 --seconds 60
+    .venv/bin/python bench/load_bench.py --database postgres --restart-postgres-at 20
 
 The mix is what a chat frontend and an ingestion job send: mostly batches (lexical selector, no
 LLM, so the service itself is measured), some document and PDF reads, and idempotent PUTs of an
 unchanged document. An error is any transport failure or any status other than the expected one.
 The client runs on the same 2 cores as the server, so absolute numbers are a floor.
+
+``--restart-postgres-at S`` restarts the PostgreSQL server S seconds into the run (needs
+pg_ctlcluster and the rights to use it): while it is down, a 503 ``database_unavailable`` with
+Retry-After is the right answer and is counted apart; a 500 or a dropped connection is an error.
+Afterwards every write acknowledged with 2xx must still be there.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.documents.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
+from tests.fixtures.load import honest_outage  # noqa: E402
 
 PG_ADMIN = os.environ.get(
     "HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -62,6 +69,8 @@ async def client_loop(
     errors: dict[str, int],
     rng: random.Random,
     examples: list[str],
+    unavailable: dict[str, int],
+    acknowledged: list[str],
 ) -> None:
     while time.monotonic() < stop_at:
         roll = rng.random()
@@ -76,25 +85,50 @@ async def client_loop(
         elif roll < 0.9:
             kind, expected = "get pdf", 200
             call = client.get("/v2/documents/sample/pdf")
-        else:
+        elif roll < 0.95:
             kind, expected = "put unchanged", 200
             call = client.put("/v2/documents/load-doc", json=document)
+        else:
+            kind, expected = "put new", 201
+            new_id = f"new-{uuid.uuid4().hex[:12]}"
+            body = {**document, "chunks": [{**c, "id": f"{new_id}-{i}"}
+                                          for i, c in enumerate(document["chunks"])]}  # fmt: skip
+            call = client.put(f"/v2/documents/{new_id}", json=body)
         started = time.perf_counter()
         try:
             response = await call
             ok = response.status_code == expected
             problem = f"{kind}: {response.status_code} {response.text[:300]}"
         except httpx.HTTPError as exc:
+            response = None
             ok = False
             problem = f"{kind}: {type(exc).__name__} {exc}"
         samples[kind].append((time.perf_counter() - started) * 1000)
-        if not ok:
+        if ok and kind == "put new":
+            acknowledged.append(new_id)
+        if response is not None and honest_outage(response):
+            unavailable[kind] += 1
+        elif not ok:
             errors[kind] += 1
             if len(examples) < 10:
                 examples.append(problem)
 
 
-async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
+def _restart_postgres() -> float:
+    clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True)
+    version, name = clusters.stdout.split()[:2]
+    started = time.monotonic()
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart", "-m", "fast"],
+        check=True,
+        capture_output=True,
+    )
+    return time.monotonic() - started
+
+
+async def run_load(
+    url: str, clients: int, seconds: float, restart_at: float | None = None
+) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=url, timeout=60) as setup:
         stored = (await setup.get("/v2/documents/sample")).json()
         chunk_ids = [c["id"] for c in stored["chunks"]]
@@ -110,6 +144,16 @@ async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
     samples: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, int] = defaultdict(int)
     examples: list[str] = []
+    unavailable: dict[str, int] = defaultdict(int)
+    acknowledged: list[str] = []
+    restart_s = None
+
+    async def restart_later() -> None:
+        nonlocal restart_s
+        if restart_at is not None:
+            await asyncio.sleep(restart_at)
+            restart_s = await asyncio.to_thread(_restart_postgres)
+
     # The client drops idle connections long before the service does (HIGHLIGHT_KEEP_ALIVE_S),
     # as a well-configured proxy would; otherwise a reused connection can race its close.
     limits = httpx.Limits(
@@ -128,10 +172,19 @@ async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
                     errors,
                     random.Random(i),
                     examples,
+                    unavailable,
+                    acknowledged,
                 )
                 for i in range(clients)
-            )
+            ),
+            restart_later(),
         )
+    lost = []
+    if acknowledged:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as check:
+            for document_id in acknowledged:
+                if (await check.get(f"/v2/documents/{document_id}")).status_code != 200:
+                    lost.append(document_id)
     wall = time.monotonic() - started
     everything = [ms for values in samples.values() for ms in values]
     rows = {
@@ -140,6 +193,7 @@ async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
             "p50_ms": round(statistics.median(values), 1),
             "p99_ms": round(percentile(values, 0.99), 1),
             "errors": errors[kind],
+            "unavailable": unavailable[kind],
         }
         for kind, values in sorted(samples.items())
     }
@@ -148,8 +202,12 @@ async def run_load(url: str, clients: int, seconds: float) -> dict[str, Any]:
         "p50_ms": round(statistics.median(everything), 1),
         "p99_ms": round(percentile(everything, 0.99), 1),
         "errors": sum(errors.values()),
+        "unavailable": sum(unavailable.values()),
     }
     return {
+        "restart_s": restart_s,
+        "acknowledged_writes": len(acknowledged),
+        "lost_writes": len(lost),
         "clients": clients,
         "seconds": round(wall, 1),
         "rps": round(len(everything) / wall, 1),
@@ -163,7 +221,10 @@ def main() -> None:
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--restart-postgres-at", type=float, metavar="S")
     args = parser.parse_args()
+    if args.restart_postgres_at is not None and args.database != "postgres":
+        parser.error("--restart-postgres-at needs --database postgres")
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"load-bench-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     database = f"highlight_load_{uuid.uuid4().hex[:8]}"
@@ -182,7 +243,9 @@ def main() -> None:
     ingest_with_cli(env, pdf, "sample")
     try:
         with live_service(work, env, "serve", "--no-migrate") as service:
-            result = asyncio.run(run_load(service.url, args.clients, args.seconds))
+            result = asyncio.run(
+                run_load(service.url, args.clients, args.seconds, args.restart_postgres_at)
+            )
             server_log = service.output()
     finally:
         if args.database == "postgres":
@@ -192,12 +255,21 @@ def main() -> None:
         f"{args.database}: {result['clients']} clients, {result['seconds']} s, "
         f"{result['rps']} requests/s"
     )
-    print(f"{'':16} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    if result["restart_s"] is not None:
+        print(
+            f"PostgreSQL restarted at {args.restart_postgres_at:.0f} s "
+            f"(took {result['restart_s']:.1f} s)"
+        )
+    print(f"{'':16} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'503':>6}")
     for kind, row in result["rows"].items():
         print(
             f"{kind:16} {row['requests']:9d} {row['p50_ms']:8.1f} {row['p99_ms']:8.1f} "
-            f"{row['errors']:7d}"
+            f"{row['errors']:7d} {row['unavailable']:6d}"
         )
+    print(
+        f"writes acknowledged (2xx PUT of a new document): {result['acknowledged_writes']}, "
+        f"lost afterwards: {result['lost_writes']}"
+    )
     for example in result["error_examples"]:
         print(f"error: {example}")
     if "Traceback" in server_log or " ERROR " in server_log:

@@ -174,7 +174,11 @@ _STARLETTE_CODES = {
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
-        if exc.status_code >= 500:
+        if isinstance(exc, DatabaseUnavailable):
+            # An outage, not a bug: one line per request, the driver's error named, no trace.
+            cause = exc.__cause__
+            log.warning("request failed: %s%s", exc.message, f" ({cause!r})"[:300] if cause else "")
+        elif exc.status_code >= 500:
             log.error("request failed: %s", exc.message, exc_info=exc)
         return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
 

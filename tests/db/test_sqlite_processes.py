@@ -3,7 +3,7 @@
 
 What must hold: a document ingested beside the server is seen by it at once, every write the
 server acknowledged (2xx) is in the file afterwards, every highlight id it answered can be
-fetched, and `PRAGMA integrity_check` says ok. (On 9e7ffe2..a44369f the server's file-identity
+fetched, and `PRAGMA integrity_check` says ok. (On a44369f the server's file-identity
 check opened and closed the database file at every pool checkout, which on POSIX drops all of the
 process's fcntl locks on it; the CLI then believed it was alone, checkpointed and deleted the WAL
 the server still used: "database disk image is malformed", acknowledged writes lost.)
@@ -13,100 +13,16 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service, run_cli
+from tests.fixtures.load import SAMPLE_PDF, Load
 from tests.fixtures.pdfs import write_text_pdf
-
-SAMPLE_CHUNK = "sample-assembly-2025-11-20-c0000"
-SAMPLE_PDF = "sample/sample-assembly.pdf"
-
-
-@dataclass
-class Load:
-    """Clients that keep writing (PUTs of new documents) and reading (batches, each with a new
-    answer so the result cache and the highlight table are written too) until stopped."""
-
-    urls: list[str]
-    name: str
-    acknowledged: list[str] = field(default_factory=list)
-    highlight_ids: set[str] = field(default_factory=set)
-    failures: list[str] = field(default_factory=list)
-    requests: int = 0
-    stop: threading.Event = field(default_factory=threading.Event)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def _worker(self, worker: int) -> None:
-        url = self.urls[worker % len(self.urls)]
-        with httpx.Client(base_url=url, timeout=60) as client:
-            i = 0
-            while not self.stop.is_set():
-                i += 1
-                doc_id = f"{self.name}-{worker}-{i}"
-                self._put(client, doc_id)
-                self._batch(client, f"{doc_id} one third of the running costs")
-
-    def _put(self, client: httpx.Client, doc_id: str) -> None:
-        body = {
-            "source_path": SAMPLE_PDF,
-            "chunks": [
-                {"id": f"{doc_id}-a", "text": "The House met.", "page_start": 1, "page_end": 1}
-            ],
-        }
-        try:
-            response = client.put(f"/v2/documents/{doc_id}", json=body)
-        except httpx.TransportError as exc:
-            self._fail(f"PUT {doc_id}: {type(exc).__name__}")
-            return
-        with self._lock:
-            self.requests += 1
-            if response.status_code in (200, 201):
-                self.acknowledged.append(doc_id)
-            else:
-                self.failures.append(f"PUT {doc_id}: {response.status_code} {response.text[:200]}")
-
-    def _batch(self, client: httpx.Client, answer: str) -> None:
-        body = {
-            "query": "Who pays for running the water programme?",
-            "answer": answer,
-            "citations": [{"chunk_id": SAMPLE_CHUNK, "citation_id": "1"}],
-        }
-        try:
-            response = client.post("/v2/highlights/batch", json=body)
-        except httpx.TransportError as exc:
-            self._fail(f"batch: {type(exc).__name__}")
-            return
-        with self._lock:
-            self.requests += 1
-            if response.status_code != 200:
-                self.failures.append(f"batch: {response.status_code} {response.text[:200]}")
-                return
-            for result in response.json()["results"]:
-                self.highlight_ids.update(h["highlight_id"] for h in result["highlights"])
-
-    def _fail(self, what: str) -> None:
-        with self._lock:
-            self.failures.append(what)
-
-    @contextmanager
-    def running(self, workers: int = 3) -> Iterator[Load]:
-        threads = [threading.Thread(target=self._worker, args=(w,)) for w in range(workers)]
-        for thread in threads:
-            thread.start()
-        try:
-            yield self
-        finally:
-            self.stop.set()
-            for thread in threads:
-                thread.join(timeout=120)
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
