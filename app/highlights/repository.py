@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import Executable, delete, select
@@ -50,7 +50,7 @@ async def store_highlights(session: AsyncSession, rows: list[dict[str, object]])
         await session.execute(_insert_or_ignore(session, StoredHighlight, ordered))
 
 
-async def stored_highlight_ids(session: AsyncSession, highlight_ids: Sequence[str]) -> set[str]:
+async def stored_highlight_ids(session: AsyncSession, highlight_ids: Collection[str]) -> set[str]:
     rows = await session.scalars(
         select(StoredHighlight.id).where(StoredHighlight.id.in_(set(highlight_ids)))
     )

@@ -68,6 +68,9 @@ class Batch:
     key: str
     cached: HighlightBatchResponse | None
     started: float
+    # A cached answer whose highlight rows were deleted since (the document's content changed
+    # and came back): they are stored again before the answer is sent.
+    rows_missing: bool = False
 
     def budget(self, deadline_s: float) -> float:
         return deadline_s - (time.perf_counter() - self.started)
@@ -83,6 +86,14 @@ class BatchAnswer:
 
 # Where each chunk's chosen sentences were placed, reused when a later choice is the same.
 Placed = dict[str, tuple[tuple[int, ...], ChunkLocation]]
+
+
+def _parsed(stored: str) -> HighlightBatchResponse | None:
+    try:
+        return HighlightBatchResponse.model_validate_json(stored)
+    except ValidationError:
+        log.warning("ignoring a cached answer that no longer fits the response model")
+        return None
 
 
 class HighlightService:
@@ -151,31 +162,35 @@ class HighlightService:
                 for chunk in rows.values()
             }
             key = cache_key(request, chunks, self._identity, self._settings)
-            stored = None
+            cached, rows_missing = None, False
             if self.limits.result_cache_ttl_s > 0:
                 stored = await repository.cached_response(
                     session, key, self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
                 )
+                cached = _parsed(stored) if stored else None
+            ids = (
+                {h.highlight_id for r in cached.results for h in r.highlights} if cached else set()
+            )
+            if ids:
+                # In this transaction, so a hit whose highlight rows all exist costs no other.
+                rows_missing = bool(ids - await repository.stored_highlight_ids(session, ids))
         cap = self.limits.max_sentences_per_chunk
         sentences = {cid: split_sentences(chunk.text)[:cap] for cid, chunk in chunks.items()}
-        cached = await self._still_true(stored, chunks) if stored else None
-        return Batch(request, chunks, sentences, key, cached, started)
+        if cached is not None and not await self._files_unchanged(chunks):
+            cached = None
+        return Batch(request, chunks, sentences, key, cached, started, rows_missing)
 
-    async def _still_true(
-        self, stored: str, chunks: Mapping[str, StoredChunk]
-    ) -> HighlightBatchResponse | None:
-        """A cached answer, unless one of its PDFs changed on disk since (the stored hashes in the
-        key cannot see a file replaced without re-ingest)."""
+    async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
+        """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF
+        replaced on disk without re-ingest."""
         files = {(c.source_path, c.sha256) for c in chunks.values()}
         try:
             for source_path, sha256 in files:
                 await asyncio.to_thread(self.storage.verify, source_path, sha256)
-            return HighlightBatchResponse.model_validate_json(stored)
-        except ValidationError:
-            log.warning("ignoring a cached answer that no longer fits the response model")
         except Exception as exc:  # PdfChanged, PdfMissing: recompute, which reports it
             log.info("cached answer not used: %s", exc)
-        return None
+            return False
+        return True
 
     async def compute(
         self, batch: Batch, chosen: Chosen, placed: Placed | None = None
@@ -297,7 +312,8 @@ class HighlightService:
     async def answer(self, batch: Batch) -> HighlightBatchResponse:
         """The batch's answer without links: from the cache, or chosen, placed and remembered."""
         if batch.cached is not None:
-            await self.keep_highlights(batch, batch.cached)
+            if batch.rows_missing:
+                await self.keep_highlights(batch, batch.cached)
             return batch.cached
         chosen = await self.chooser.choose(
             batch.request, batch.sentences, batch.budget(self.limits.batch_deadline_s)

@@ -76,7 +76,7 @@ async def stream_events(
 ) -> AsyncIterator[Event | None]:
     """The stream's events; None where a keep-alive ping is due."""
     if batch.cached is not None:
-        if not await _stored(service.keep_highlights(batch, batch.cached)):
+        if batch.rows_missing and not await _stored(service.keep_highlights(batch, batch.cached)):
             return
         for event in _citations(batch.cached, links, False, set()):
             yield event

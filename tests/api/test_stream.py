@@ -102,6 +102,17 @@ def test_lexical_first_then_the_llm_then_a_summary(
         # The same request again: from the result cache, all final, at once.
         again = list(read_events(service, body))
         assert_documented(service, events + again)
+        # Every id an event names can be fetched, provisional ones too (they were never stored
+        # on a44369f, so a viewer link from a provisional event was dead).
+        named = {
+            h["highlight_id"]
+            for e in events + again
+            if e.name == "citation"
+            for h in e.data["citation"]["highlights"]
+        }
+        for highlight_id in named:
+            found = httpx.get(f"{service.url}/v2/highlights/{highlight_id}", timeout=10)
+            assert found.status_code == 200, (highlight_id, found.text)
     names = [e.name for e in events]
     assert names[-1] == "summary"
     assert names.count("summary") == 1
