@@ -144,10 +144,9 @@ def create_engine(database_url: str, *, create: bool = False) -> AsyncEngine:
         return create_async_engine(url, pool_pre_ping=True)
     url, path = _sqlite_url(url, create)
     engine = create_async_engine(url, connect_args={"timeout": 30})
-    if path is None:
-        return engine
-    watch = SqliteFile(path)
-    _watches[engine.sync_engine] = watch
+    watch = SqliteFile(path) if path is not None else None
+    if watch is not None:
+        _watches[engine.sync_engine] = watch
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
@@ -156,7 +155,8 @@ def create_engine(database_url: str, *, create: bool = False) -> AsyncEngine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
-        record.info[_FILE_KEY] = (watch, watch.identity())
+        if watch is not None:
+            record.info[_FILE_KEY] = (watch, watch.identity())
 
     @event.listens_for(engine.sync_engine, "checkout")
     def _on_checkout(dbapi_conn: Any, record: ConnectionPoolEntry, proxy: Any) -> None:
