@@ -34,6 +34,7 @@ EXPECT_REFUSED = {
     "ocrmypdf_linn_scan-no-text.pdf": "no text layer",
     "scan-no-text.pdf": "no text layer",
     "page-count-lies.pdf": "cannot be indexed",
+    "page-count-invalid.pdf": "cannot be indexed",
     "cyclic-page-tree.pdf": "cannot be indexed",
 }
 

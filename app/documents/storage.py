@@ -94,7 +94,14 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
                 f"{name} is encrypted with a user password; store a decrypted copy "
                 "(e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that"
             )
-        page_count = int(doc.page_count)
+        try:
+            page_count = int(doc.page_count)
+        except (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
+            # e.g. /Count -1 or 99999999: MuPDF raises only when the count is first read.
+            why = str(exc).split(": ", 1)[-1] or type(exc).__name__
+            raise BadRequest(
+                f"{name} cannot be indexed: its page tree is invalid ({why})"
+            ) from None
         _check_pages(doc, page_count, name)
         title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
         return page_count, title[:500]
