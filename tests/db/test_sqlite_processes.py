@@ -111,11 +111,10 @@ def test_one_of_two_servers_stopped_mid_load_loses_nothing(tmp_path: Path) -> No
                 ingest_with_cli(env, _new_pdf(tmp_path, 9), "report-9")
                 _seen_at_once(second.url, "report-9")
                 _wait_for_requests(after, 20)
-        # Requests to the stopped server fail; none to the one still running may.
-        assert not after.failures, after.failures[:5]
-        assert not [f for f in both.failures if "Error" not in f and "503" not in f], both.failures[
-            :5
-        ]
+        # Requests to the stopped server fail (refused, or cut by its shutdown); none to the one
+        # still running may.
+        survivor = [f for f in both.failures + after.failures if f.startswith(f"{second.url}/")]
+        assert not survivor, survivor[:5]
         _stop(second)
     _assert_all_kept(tmp_path / "var" / "highlight.db", [both, after], ["report-9"])
 
