@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.documents.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
-from tests.fixtures.load import honest_outage  # noqa: E402
+from tests.fixtures.load import honest_outage, restart_postgres  # noqa: E402
 
 PG_ADMIN = os.environ.get(
     "HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -114,18 +114,6 @@ async def client_loop(
                 examples.append(problem)
 
 
-def _restart_postgres() -> float:
-    clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True)
-    version, name = clusters.stdout.split()[:2]
-    started = time.monotonic()
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart", "-m", "fast"],
-        check=True,
-        capture_output=True,
-    )
-    return time.monotonic() - started
-
-
 async def run_load(
     url: str, clients: int, seconds: float, restart_at: float | None = None
 ) -> dict[str, Any]:
@@ -152,7 +140,7 @@ async def run_load(
         nonlocal restart_s
         if restart_at is not None:
             await asyncio.sleep(restart_at)
-            restart_s = await asyncio.to_thread(_restart_postgres)
+            restart_s = await asyncio.to_thread(restart_postgres)
 
     # The client drops idle connections long before the service does (HIGHLIGHT_KEEP_ALIVE_S),
     # as a well-configured proxy would; otherwise a reused connection can race its close.

@@ -20,14 +20,16 @@ holds until the last engine using that file is disposed (``dispose_engine``).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
@@ -50,6 +52,8 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.core.errors import DatabaseUnavailable, WriteConflict
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 _FILE_KEY = "sqlite_file"
 _MAGIC = b"SQLite format 3\x00"
 FileIdentity = tuple[int, int]
@@ -271,3 +275,25 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
         if _is_unavailable(exc):
             raise DatabaseUnavailable(f"the database is unavailable: {type(exc).__name__}") from exc
         raise
+
+
+async def in_transaction(
+    factory: async_sessionmaker[AsyncSession],
+    work: Callable[[AsyncSession], Awaitable[T]],
+    *,
+    attempts: int,
+) -> T:
+    """``work`` in one transaction, run again (at most ``attempts`` times in all) when it loses
+    a race to a concurrent transaction: a duplicate insert, a deadlock or a serialization
+    failure (WriteConflict). The other transaction went through, so this one goes through when
+    tried again; the last WriteConflict is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            async with transaction(factory) as session:
+                return await work(session)
+        except WriteConflict:
+            if attempt == attempts:
+                raise
+            log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
+            await asyncio.sleep(0.02 * attempt)
+    raise AssertionError("unreachable")

@@ -40,13 +40,14 @@ class PdfLinks:
         return f"{self.base_url}/viewer?{urlencode(query)}{extra}"
 
     def pdf(self, document_id: str, page: int) -> str:
-        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"
-        return f"{path}{self.signed_query(document_id)}#page={page}"
+        return f"{self._pdf_path(document_id)}{self.signed_query(document_id)}#page={page}"
 
     def pinned_pdf(self, document_id: str, sha256: str) -> str:
         """The PDF only if it still is the content ``sha256`` (409 ``pdf_changed`` otherwise):
         what a viewer loads to draw stored highlights, whose rectangles belong to that
         content."""
-        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"
         signed = self.signed_query(document_id)
-        return f"{path}?sha256={sha256}{'&' + signed[1:] if signed else ''}"
+        return f"{self._pdf_path(document_id)}?sha256={sha256}{'&' + signed[1:] if signed else ''}"
+
+    def _pdf_path(self, document_id: str) -> str:
+        return f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import BadRequest, Conflict, NotFound, WriteConflict
-from app.db.session import transaction
+from app.core.errors import BadRequest, Conflict, NotFound
+from app.db.session import in_transaction
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
 from app.documents.models import Chunk, Document
@@ -79,15 +79,11 @@ async def put_document(
     if facts is None:
         facts = await asyncio.to_thread(storage.facts, body.source_path)
     _check_chunks(body.chunks, facts.page_count)
-    for attempt in range(1, WRITE_ATTEMPTS + 1):
-        try:
-            async with transaction(session_factory) as session:
-                return await _upsert(session, storage, document_id, body, facts)
-        except WriteConflict:
-            if attempt == WRITE_ATTEMPTS:
-                raise
-            log.info("document %s: a concurrent write won; retrying (%d)", document_id, attempt)
-    raise AssertionError("unreachable")
+    return await in_transaction(
+        session_factory,
+        lambda session: _upsert(session, storage, document_id, body, facts),
+        attempts=WRITE_ATTEMPTS,
+    )
 
 
 async def _upsert(

@@ -79,6 +79,10 @@ def _fingerprint(stat: os.stat_result) -> Fingerprint:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
+# What PyMuPDF raises for a structurally broken document (FzErrorBase is MuPDF's own family).
+_MUPDF_ERRORS = (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase)
+
+
 def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
     """Blocking: the page count and metadata title of a PDF that can be read without a password.
     ``name`` (never a server path) is what error messages show."""
@@ -96,11 +100,10 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
             )
         try:
             page_count = int(doc.page_count)
-        except (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
+        except _MUPDF_ERRORS as exc:
             # e.g. /Count -1 or 99999999: MuPDF raises only when the count is first read.
-            why = str(exc).split(": ", 1)[-1] or type(exc).__name__
             raise BadRequest(
-                f"{name} cannot be indexed: its page tree is invalid ({why})"
+                f"{name} cannot be indexed: its page tree is invalid ({_reason(exc)})"
             ) from None
         _check_pages(doc, page_count, name)
         title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
@@ -116,12 +119,16 @@ def _check_pages(doc: pymupdf.Document, page_count: int, name: str) -> None:
     for number in range(page_count):
         try:
             doc.load_page(number)
-        except (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
-            why = str(exc).split(": ", 1)[-1] or type(exc).__name__
+        except _MUPDF_ERRORS as exc:
             raise BadRequest(
                 f"{name} cannot be indexed: its page tree declares {page_count} pages, but page "
-                f"{number + 1} cannot be read ({why})"
+                f"{number + 1} cannot be read ({_reason(exc)})"
             ) from None
+
+
+def _reason(exc: Exception) -> str:
+    """MuPDF's own words without its code prefix ("code=7: cycle in page tree")."""
+    return str(exc).split(": ", 1)[-1] or type(exc).__name__
 
 
 class PdfStorage:

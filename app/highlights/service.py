@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.alignment.index import IndexCache
 from app.alignment.sentences import Sentence, split_sentences
 from app.core.errors import BadRequest, DatabaseUnavailable, WriteConflict
-from app.db.session import transaction
+from app.db.session import in_transaction, transaction
 from app.documents import repository as documents
 from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
@@ -257,8 +257,7 @@ class HighlightService:
         an answer can be fetched. Raises DatabaseUnavailable when that cannot be done."""
         store = self.limits.result_cache_ttl_s > 0 and cacheable(response)
         rows = self._highlight_rows(batch, response)
-        cached = response.model_dump_json() if store else None
-        await self._store(rows, batch.key if store else None, cached)
+        await self._store(rows, (batch.key, response.model_dump_json()) if store else None)
         if store and time.monotonic() - self._last_prune > PRUNE_EVERY_S:
             self._last_prune = time.monotonic()
             await self._prune()
@@ -268,38 +267,37 @@ class HighlightService:
         rows (a document put back to earlier content had them deleted in between), and a
         provisional stream event carries ids too. Reads first, so the usual case writes
         nothing."""
-        await self._store(self._highlight_rows(batch, response), None, None, only_missing=True)
+        await self._store(self._highlight_rows(batch, response), None, only_missing=True)
 
     async def _store(
         self,
         rows: list[dict[str, object]],
-        key: str | None,
-        cached: str | None,
+        cache: tuple[str, str] | None,
         only_missing: bool = False,
     ) -> None:
-        if not rows and key is None:
+        """The highlight rows and, when given, the cached answer (key, JSON), in one
+        transaction retried after a lost race (a deadlock, a serialization failure)."""
+        if not rows and cache is None:
             return
-        for attempt in range(1, STORE_ATTEMPTS + 1):
-            try:
-                async with transaction(self.session_factory) as session:
-                    if only_missing and rows:
-                        present = await repository.stored_highlight_ids(
-                            session, [str(row["id"]) for row in rows]
-                        )
-                        rows = [row for row in rows if row["id"] not in present]
-                    await repository.store_highlights(session, rows)
-                    if key is not None and cached is not None:
-                        await repository.store_response(session, key, cached, self._now())
-                return
-            except WriteConflict:
-                # A deadlock or serialization failure: the other transaction went through;
-                # this one goes through when tried again.
-                if attempt == STORE_ATTEMPTS:
-                    raise DatabaseUnavailable(
-                        "the answer's highlights could not be stored (the database kept "
-                        "refusing the write); retry the request"
-                    ) from None
-                await asyncio.sleep(0.02 * attempt)
+
+        async def write(session: AsyncSession) -> None:
+            todo = rows
+            if only_missing and rows:
+                present = await repository.stored_highlight_ids(
+                    session, [str(row["id"]) for row in rows]
+                )
+                todo = [row for row in rows if row["id"] not in present]
+            await repository.store_highlights(session, todo)
+            if cache is not None:
+                await repository.store_response(session, *cache, self._now())
+
+        try:
+            await in_transaction(self.session_factory, write, attempts=STORE_ATTEMPTS)
+        except WriteConflict:
+            raise DatabaseUnavailable(
+                "the answer's highlights could not be stored (the database kept refusing the "
+                "write); retry the request"
+            ) from None
 
     async def _prune(self) -> None:
         expired = self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -21,7 +19,7 @@ from app.core.errors import DatabaseUnavailable, WriteConflict
 from app.db.session import create_engine, create_session_factory, dispose_engine, transaction
 from tests.conftest import _pg_execute
 from tests.fixtures.live import live_service
-from tests.fixtures.load import Load
+from tests.fixtures.load import Load, restart_postgres, wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -70,17 +68,6 @@ async def test_a_deadlock_is_a_write_conflict_to_retry(postgres_url: str) -> Non
     assert sorted(type(o).__name__ for o in outcomes) == ["NoneType", WriteConflict.__name__]
 
 
-def _restart_postgres() -> None:
-    version, name = subprocess.run(
-        ["pg_lsclusters", "-h"], capture_output=True, text=True, check=True
-    ).stdout.split()[:2]
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart", "-m", "fast"],
-        check=True,
-        capture_output=True,
-    )
-
-
 def test_a_postgres_restart_under_load_is_503_and_loses_nothing(
     postgres_url: str, tmp_path: Path, sample_pdf: Path
 ) -> None:
@@ -104,12 +91,15 @@ def test_a_postgres_restart_under_load_is_503_and_loses_nothing(
     with live_service(tmp_path, env, "demo") as service:
         load = Load([service.url], "pg", outage_ok=True)
         with load.running(workers=4):
-            _wait_for(lambda: load.requests > 30)
-            _restart_postgres()
+            wait_until(lambda: load.requests > 30, "30 requests before the restart")
+            restart_postgres()
             # Serving again on its own (the pool replaces its dead connections), then more load.
-            _wait_for(lambda: httpx.get(f"{service.url}/healthz", timeout=5).status_code == 200)
+            wait_until(
+                lambda: httpx.get(f"{service.url}/healthz", timeout=5).status_code == 200,
+                "/healthz ok after the restart",
+            )
             after = load.requests
-            _wait_for(lambda: load.requests > after + 30)
+            wait_until(lambda: load.requests > after + 30, "30 requests after the restart")
         assert not load.failures, load.failures[:5]
         lost = [
             d
@@ -124,15 +114,3 @@ def test_a_postgres_restart_under_load_is_503_and_loses_nothing(
         ]
         assert not dead, f"{len(dead)} answered highlight ids are not stored"
     assert "Traceback" not in service.output()
-
-
-def _wait_for(condition: object, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if condition():  # type: ignore[operator]
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"condition not met within {timeout_s:.0f} s")

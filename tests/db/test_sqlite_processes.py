@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service, run_cli
-from tests.fixtures.load import SAMPLE_PDF, Load
+from tests.fixtures.load import SAMPLE_PDF, Load, wait_until
 from tests.fixtures.pdfs import write_text_pdf
 
 
@@ -104,24 +102,16 @@ def test_one_of_two_servers_stopped_mid_load_loses_nothing(tmp_path: Path) -> No
         second = stack.enter_context(live_service(tmp_path, env, "serve"))
         both = Load([first.url, second.url], "both")
         with both.running(workers=4):
-            _wait_for_requests(both, 20)
+            wait_until(lambda: both.requests >= 20, "20 requests to the two servers")
             _stop(first)
             after = Load([second.url], "after")
             with after.running():
                 ingest_with_cli(env, _new_pdf(tmp_path, 9), "report-9")
                 _seen_at_once(second.url, "report-9")
-                _wait_for_requests(after, 20)
+                wait_until(lambda: after.requests >= 20, "20 requests to the survivor")
         # Requests to the stopped server fail (refused, or cut by its shutdown); none to the one
         # still running may.
         survivor = [f for f in both.failures + after.failures if f.startswith(f"{second.url}/")]
         assert not survivor, survivor[:5]
         _stop(second)
     _assert_all_kept(tmp_path / "var" / "highlight.db", [both, after], ["report-9"])
-
-
-def _wait_for_requests(load: Load, count: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while load.requests < count:
-        if time.monotonic() > deadline:
-            pytest.fail(f"only {load.requests} requests in {timeout_s:.0f} s")
-        time.sleep(0.2)
