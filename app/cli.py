@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
 
 from app.core.config import ConfigurationError, Settings, get_settings
-from app.core.errors import AppError
+from app.core.errors import AppError, DatabaseUnavailable
 
 log = logging.getLogger("highlight-service")
 SAMPLE_DOCUMENT_ID = "sample-assembly-2025-11-20"
@@ -22,12 +23,40 @@ def _configure_logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Alembic announces each of its plugins at INFO, before every migration.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+
+def _database_problem(settings: Settings, exc: BaseException) -> DatabaseUnavailable | None:
+    """One line for an error that says the database cannot be reached or used (never the
+    password), or None when ``exc`` says something else."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, DBAPIError):
+        reason = str(exc.orig)
+    elif isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
+        reason = str(exc) or type(exc).__name__
+    else:
+        return None
+    log.debug("database unusable", exc_info=exc)
+    where = make_url(settings.database_url).render_as_string(hide_password=True)
+    return DatabaseUnavailable(
+        f"cannot use the database at {where}: {reason.strip().splitlines()[0]}; check "
+        "HIGHLIGHT_DATABASE_URL and that the database server is running"
+    )
 
 
 def _migrate(settings: Settings) -> None:
     from app.db.migrate import upgrade
 
-    upgrade(settings.database_url)
+    try:
+        upgrade(settings.database_url)
+    except Exception as exc:
+        problem = _database_problem(settings, exc)
+        if problem is None:
+            raise
+        raise problem from exc
 
 
 async def ingest_into_database(
@@ -37,17 +66,21 @@ async def ingest_into_database(
     from app.db.session import create_engine, create_session_factory, dispose_engine
     from app.documents.service import plan_ingest, put_document
     from app.documents.storage import PdfStorage
+    from app.documents.workers import pdf_workers
     from app.highlights.locating import index_or_refuse
 
-    storage = PdfStorage(settings.pdf_root)
-    plan = await asyncio.to_thread(plan_ingest, storage, pdf, document_id)
-    if settings.index_cache_dir is not None:
+    # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
+    storage = PdfStorage(settings.pdf_root, pdf_workers(settings))
+    try:
+        plan = await asyncio.to_thread(plan_ingest, storage, pdf, document_id)
         # Before anything is stored: a PDF that cannot be indexed is refused, not half-ingested.
-        # Written to the shared disk cache, so the server's first request loads it.
+        # Written to the shared disk cache (when set), so the server's first request loads it.
         cache = IndexCache(settings.index_cache_dir)
         await asyncio.to_thread(
             index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
         )
+    finally:
+        storage.workers.close()
     engine = create_engine(settings.database_url)
     try:
         outcome = await put_document(
@@ -70,7 +103,13 @@ def _serve(settings: Settings, host: str, port: int) -> None:
     from app.main import create_app
     from app.server import serve
 
-    serve(create_app(settings), settings, host, port)
+    try:
+        serve(create_app(settings), settings, host, port)
+    except Exception as exc:  # the lifespan's start-up failed
+        problem = _database_problem(settings, exc)
+        if problem is None:
+            raise
+        raise problem from exc
 
 
 def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
@@ -94,9 +133,19 @@ def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
+    from app.alignment.index import DocumentIndex, build_index
     from app.alignment.locate_cli import run
+    from app.documents.workers import pdf_workers
 
-    return run(args.pdf, sys.stdin, sys.stdout)
+    workers = pdf_workers(settings)
+
+    def build(path: Path) -> DocumentIndex:
+        return workers.run(build_index, path, name=path.name)
+
+    try:
+        return run(args.pdf, sys.stdin, sys.stdout, build)
+    finally:
+        workers.close()
 
 
 def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,14 +17,16 @@ from pydantic.json_schema import models_json_schema
 from app import __version__
 from app.alignment.index import IndexCache
 from app.api import documents, health, highlights
-from app.api.body_limit import BodySizeLimit
+from app.api.body_limit import BodyLimit
 from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
+from app.api.routing import gated
 from app.api.viewer import mount_viewer
 from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
-from app.core.security import TokenRegistry
+from app.core.security import Scope, TokenRegistry
 from app.db.session import create_engine, create_session_factory, dispose_engine
 from app.documents.storage import PdfStorage
+from app.documents.workers import pdf_workers
 from app.highlights.schemas import BatchSummary, CitationEvent
 from app.highlights.service import HighlightService, Limits
 from app.highlights.stored import StoredHighlights
@@ -70,7 +73,9 @@ def _llm_identity(settings: Settings) -> dict[str, object]:
 
 def _include_routers(app: FastAPI, settings: Settings) -> None:
     """Routes with their auth checks when tokens are configured, and without (the default):
-    the OpenAPI document then says exactly what this deployment asks for."""
+    the OpenAPI document then says exactly what this deployment asks for. Routes that take a
+    body check the token themselves before reading it, and read it within their own limit
+    (api/routing.py); the dependencies still declare the security in the document."""
     auth = settings.auth_enabled
     # streaming=True: JSON errors spelled out, also on the event-stream route.
     unauthorized = error_responses(401, streaming=True)
@@ -81,14 +86,18 @@ def _include_routers(app: FastAPI, settings: Settings) -> None:
         else {}
     )
     pdf = {"dependencies": [CanReadPdf], "responses": unauthorized} if auth else {}
-    app.include_router(highlights.router, **read)  # type: ignore[arg-type]
+    batches = gated(
+        highlights.router, BodyLimit.for_batches(settings.max_request_bytes), Scope.read
+    )
+    app.include_router(batches, **read)  # type: ignore[arg-type]
     lookup = {"dependencies": [CanReadHighlight], "responses": unauthorized} if auth else {}
     app.include_router(highlights.lookups, **lookup)  # type: ignore[arg-type]
     app.include_router(documents.reads, **read)  # type: ignore[arg-type]
-    app.include_router(documents.writes, **write)  # type: ignore[arg-type]
+    puts = gated(documents.writes, BodyLimit.for_documents(settings.max_request_bytes), Scope.write)
+    app.include_router(puts, **write)  # type: ignore[arg-type]
     app.include_router(documents.files, **pdf)  # type: ignore[arg-type]
     app.include_router(health.router)
-    mount_viewer(app)
+    mount_viewer(app, {} if settings.public_docs else read)
 
 
 def _with_stream_event_schemas(app: FastAPI) -> None:
@@ -153,7 +162,7 @@ def create_app(
             batch_deadline_s=settings.batch_deadline_s,
             result_cache_ttl_s=settings.result_cache_ttl_s,
         )
-        storage = PdfStorage(settings.pdf_root)
+        storage = PdfStorage(settings.pdf_root, pdf_workers(settings))
         service = HighlightService(
             session_factory=factory,
             llm=llm,
@@ -163,7 +172,12 @@ def create_app(
             llm_identity=_llm_identity(settings),
         )
         tokens = TokenRegistry(settings.auth_read_tokens, settings.auth_write_tokens)
-        stored = StoredHighlights(factory, storage)
+        stored = StoredHighlights(
+            factory,
+            storage,
+            preview_max_pixels=settings.preview_max_pixels,
+            max_concurrent_previews=settings.max_concurrent_previews,
+        )
         app.state.services = AppState(settings, engine, factory, storage, tokens, service, stored)
         logging.getLogger(__name__).info(
             "highlight-service ready (llm provider %s, database %s, auth %s)",
@@ -174,9 +188,13 @@ def create_app(
         try:
             yield
         finally:
-            if llm is not None:
-                await llm.close()
-            await dispose_engine(engine)
+            try:
+                if llm is not None:
+                    await llm.close()
+                await dispose_engine(engine)
+            finally:
+                # Blocking (it joins the worker processes), so not on the loop.
+                await asyncio.to_thread(storage.workers.close)
 
     app = FastAPI(
         title="Citation highlight service",
@@ -185,12 +203,13 @@ def create_app(
         "rectangles, with an explicit status and a plain page link for every citation.",
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
-        # Swagger UI is served from local files (api/viewer.py); ReDoc would need a CDN.
+        # Swagger UI and the OpenAPI document are served by api/viewer.py (from local files,
+        # with the auth check when tokens are configured); ReDoc would need a CDN.
         docs_url=None,
         redoc_url=None,
+        openapi_url=None,
     )
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,

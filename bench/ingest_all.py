@@ -36,6 +36,7 @@ EXPECT_REFUSED = {
     "page-count-lies.pdf": "cannot be indexed",
     "page-count-invalid.pdf": "cannot be indexed",
     "cyclic-page-tree.pdf": "cannot be indexed",
+    "text-bomb.pdf": "cannot be processed by this service: page 1 holds",
 }
 
 

@@ -74,7 +74,9 @@ export interface paths {
         /**
          * Get Page Preview
          * @description A page rendered as PNG with the given highlights drawn, for chat UIs that show a
-         *     thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested.
+         *     thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested; 422
+         *     (pdf_too_complex) when the page needs more than a PDF job's memory or time; 503 (busy) when
+         *     every render slot stays taken.
          */
         get: operations["get_page_preview"];
         put?: never;
@@ -382,7 +384,7 @@ export interface components {
          * ErrorCode
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "internal_error";
+        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "pdf_too_complex" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "busy" | "internal_error";
         /** ErrorDetail */
         ErrorDetail: {
             /** @description Machine-readable; stable across releases. */
@@ -528,7 +530,7 @@ export interface components {
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "pdf_too_complex" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
@@ -625,7 +627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -706,7 +708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -777,7 +779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -808,9 +810,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page, highlights drawn */
+            /** @description The page, highlights drawn, at the scale in X-Preview-Scale: lower than asked when the image would exceed HIGHLIGHT_PREVIEW_MAX_PIXELS */
             200: {
                 headers: {
+                    /** @description Pixels per PDF point the page was rendered at. */
+                    "X-Preview-Scale"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -851,7 +855,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -939,7 +943,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -995,7 +999,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1046,7 +1050,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1104,7 +1108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable; retry later. */
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -5,11 +5,14 @@ server that honours json_schema."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.api.helpers import similarity, text_under
 from tests.fixtures.app import app_client, make_settings
@@ -86,6 +89,73 @@ def test_configuration_errors_never_print_any_part_of_a_secret(tmp_path: Path) -
     for secret in (key, "write-token-TOPSECRET"):
         pieces = {secret[i : i + 6] for i in range(len(secret) - 5)}
         assert not [p for p in pieces if p in output], output
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "HIGHLIGHT_AUTH_READ_TOKENS",
+            '["read-token-TOPSECRET", oops',
+            "HIGHLIGHT_AUTH_READ_TOKENS is not valid JSON (Expecting value at column 26); it "
+            "must be a JSON list",
+        ),
+        (
+            "HIGHLIGHT_DATABASE_URL",
+            "postgres-ish://user:TOPSECRET@host/db",
+            "HIGHLIGHT_DATABASE_URL: not a database URL this service can use",
+        ),
+    ],
+    ids=["token list not JSON", "not a database URL"],
+)
+def test_an_unparsable_setting_is_a_one_line_configuration_error(
+    tmp_path: Path, variable: str, value: str, said: str
+) -> None:
+    result = run_cli("serve", env=cli_env(tmp_path) | {variable: value})
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"configuration error: {said}"), line
+    assert "TOPSECRET" not in result.stdout + result.stderr
+
+
+def test_serve_with_an_unreachable_database_fails_in_one_line(tmp_path: Path) -> None:
+    from tests.fixtures.live import free_port
+
+    url = f"postgresql+asyncpg://highlight:pw-TOPSECRET@127.0.0.1:{free_port()}/highlight"
+    env = cli_env(tmp_path) | {"HIGHLIGHT_DATABASE_URL": url}
+    result = run_cli("serve", "--port", str(free_port()), env=env)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: cannot use the database at postgresql+asyncpg://highlight:***@")
+    assert "check HIGHLIGHT_DATABASE_URL" in line
+    assert "TOPSECRET" not in result.stdout + result.stderr
+
+
+def test_a_start_up_that_fails_raises_its_error_without_logging_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What `serve` reports in one line (main() prints it): the lifespan's own exception, not
+    uvicorn's exit and the traceback it logs."""
+    from contextlib import asynccontextmanager
+
+    from fastapi import FastAPI
+
+    from app.server import serve
+    from tests.fixtures.live import free_port
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        raise ConnectionRefusedError(111, "Connect call failed")
+        yield
+
+    settings = make_settings("sqlite+aiosqlite:///unused.db", Path("unused"))
+    with caplog.at_level(logging.INFO), pytest.raises(ConnectionRefusedError):
+        serve(FastAPI(lifespan=lifespan), settings, "127.0.0.1", free_port())
+    logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in logged] == ["Application startup failed. Exiting."]
+    assert not any(r.exc_info for r in logged)
 
 
 def test_locate_command_reads_and_writes_json_lines(tmp_path: Path, sample_pdf: Path) -> None:

@@ -47,6 +47,13 @@ _TEXT_FLAGS = (
 )
 
 NO_LINE = -1
+# More characters than this on one page is not text a reader reads (a dense page of small print
+# holds about 15,000): it is a generated bomb, and indexing it would cost gigabytes.
+MAX_PAGE_CHARS = 200_000
+
+
+class PageTooDense(ValueError):
+    """A page with more characters than ``MAX_PAGE_CHARS``."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -136,7 +143,15 @@ class _Builder:
         self.lines.append(NO_LINE)
 
     def add_page(self, page: Any, number: int) -> None:
-        content = page.get_text("rawdict", flags=_TEXT_FLAGS)
+        # Counted on MuPDF's own text page first: the Python dicts of "rawdict" cost about
+        # 600 bytes per character, which is where a bomb would take the memory.
+        textpage = page.get_textpage(flags=_TEXT_FLAGS)
+        count = len(textpage.extractText())
+        if count > MAX_PAGE_CHARS:
+            raise PageTooDense(
+                f"page {number} holds {count} characters (at most {MAX_PAGE_CHARS} are indexed)"
+            )
+        content = page.get_text("rawdict", flags=_TEXT_FLAGS, textpage=textpage)
         self.page = number
         candidates: list[NumberCandidate] = []
         for block in content["blocks"]:
@@ -199,6 +214,9 @@ class IndexCache:
         self._cache_dir = cache_dir
         self._max_entries = max(1, max_entries)
         self._entries: OrderedDict[str, DocumentIndex] = OrderedDict()
+        # Contents that could not be indexed within the limits, and why: asked again, they are
+        # refused at once instead of costing another worker a minute.
+        self._refused: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
 
@@ -218,6 +236,16 @@ class IndexCache:
                 self._store(sha256, index)
             self._remember(sha256, index)
             return index
+
+    def refuse(self, sha256: str, reason: str) -> None:
+        with self._lock:
+            self._refused[sha256] = reason
+            while len(self._refused) > 256:
+                self._refused.popitem(last=False)
+
+    def refusal(self, sha256: str) -> str | None:
+        with self._lock:
+            return self._refused.get(sha256)
 
     def _lookup(self, key: str) -> DocumentIndex | None:
         with self._lock:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.alignment.index import build_index
+from app.alignment.index import DocumentIndex, build_index
 from app.alignment.locate import LocateResult, locate
 
 
@@ -72,9 +73,16 @@ def _request_id(line: str) -> Any:
     return request.get("id") if isinstance(request, dict) else None
 
 
-def run(pdf_path: Path, stdin: TextIO, stdout: TextIO) -> int:
+def run(
+    pdf_path: Path,
+    stdin: TextIO,
+    stdout: TextIO,
+    build: Callable[[Path], DocumentIndex] = build_index,
+) -> int:
+    """``build`` makes the index: the command line passes one that runs in the bounded PDF
+    workers, so a hostile file ends in one error line."""
     try:
-        index = build_index(pdf_path)
+        index = build(pdf_path)
     except Exception as exc:  # PyMuPDF raises several types for missing/corrupt files
         sys.stderr.write(f"cannot read PDF {pdf_path}: {exc}\n")
         return 1

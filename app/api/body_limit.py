@@ -1,63 +1,104 @@
-"""Refuse request bodies larger than ``max_request_bytes`` with a 413, before anything parses them.
+"""Request body limits, one per kind of route, enforced while the body is read.
 
-A declared Content-Length over the limit is refused at once. A body without one (chunked) is
-read up to the limit and then refused, so memory stays bounded either way; a body within the limit
-is handed to the app unchanged. Later ``receive`` calls go to the server again, so the app still
-sees the client disconnect.
+A batch can only be so big: its schema caps the query, the answer and the citations, so its
+limit is derived from those ceilings (576 KiB; real batches are under 200 KB). A document PUT
+carries all of a document's chunks and has the configurable HIGHLIGHT_MAX_REQUEST_BYTES. A
+declared Content-Length over the limit is refused before a byte is read; a body without one
+(chunked) is read up to the limit and then refused, so memory stays bounded either way.
 """
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from dataclasses import dataclass
 
-from app.core.errors import ErrorCode, error_response
+from annotated_types import MaxLen
+from pydantic import BaseModel
+from starlette.requests import ClientDisconnect, Request
 
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+from app.core.errors import BadRequest, PayloadTooLarge
+from app.highlights.schemas import CitationIn, HighlightBatchRequest
+
+_KIB = 1024
+# The longest JSON can write one character: a code point outside the BMP as an escaped
+# surrogate pair, "\ud83d\ude00".
+_MAX_JSON_BYTES_PER_CHAR = 12
 
 
-class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
+def _max_len(model: type[BaseModel], field: str) -> int:
+    return next(m.max_length for m in model.model_fields[field].metadata if isinstance(m, MaxLen))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._refuse(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
-        replayed = False
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+def largest_batch_bytes() -> int:
+    """The largest body a valid batch can have: every text at its published ceiling, every
+    character at its longest JSON spelling, room for keys, punctuation and indentation; rounded
+    up to 64 KiB."""
+    citations = _max_len(HighlightBatchRequest, "citations")
+    per_citation = _max_len(CitationIn, "chunk_id") + _max_len(CitationIn, "citation_id")
+    chars = (
+        _max_len(HighlightBatchRequest, "query")
+        + _max_len(HighlightBatchRequest, "answer")
+        + citations * per_citation
+    )
+    worst = chars * _MAX_JSON_BYTES_PER_CHAR + citations * 256 + 4 * _KIB
+    return -(-worst // (64 * _KIB)) * 64 * _KIB
 
-        await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(
-            413,
-            ErrorCode.payload_too_large,
-            f"the request body is larger than this service accepts ({self.max_bytes} bytes, "
-            "HIGHLIGHT_MAX_REQUEST_BYTES); send fewer or smaller chunks per request",
-            headers={"Connection": "close"},
+@dataclass(frozen=True)
+class BodyLimit:
+    """``max_bytes`` and, for the 413, which limit that is and what the caller can do."""
+
+    max_bytes: int
+    message: str
+
+    @classmethod
+    def for_batches(cls, max_request_bytes: int) -> BodyLimit:
+        largest = largest_batch_bytes()
+        if max_request_bytes < largest:  # the deployment's own ceiling is lower still
+            return cls(
+                max_request_bytes,
+                f"the request body is larger than this service accepts ({max_request_bytes} "
+                "bytes, HIGHLIGHT_MAX_REQUEST_BYTES); send fewer citations or a shorter answer "
+                "per request",
+            )
+        return cls(
+            largest,
+            f"a batch body is at most {largest} bytes, the most a batch within the published "
+            f"limits can need ({_max_len(HighlightBatchRequest, 'citations')} citations, a "
+            f"{_max_len(HighlightBatchRequest, 'query')}-character query, a "
+            f"{_max_len(HighlightBatchRequest, 'answer')}-character answer); send fewer "
+            "citations or a shorter answer per request",
         )
-        await response(scope, receive, send)
+
+    @classmethod
+    def for_documents(cls, max_request_bytes: int) -> BodyLimit:
+        return cls(
+            max_request_bytes,
+            f"the request body is larger than this service accepts ({max_request_bytes} bytes, "
+            "HIGHLIGHT_MAX_REQUEST_BYTES); a PUT carries all of a document's chunks, so send "
+            "fewer or shorter chunks, or ask the operator to raise HIGHLIGHT_MAX_REQUEST_BYTES",
+        )
+
+    def refusal(self) -> PayloadTooLarge:
+        error = PayloadTooLarge(self.message, details={"max_bytes": self.max_bytes})
+        # The rest of the body is never read: the connection cannot carry another request.
+        error.headers = {"Connection": "close"}
+        return error
+
+
+async def read_body(request: Request, limit: BodyLimit) -> bytes:
+    """The whole body, or PayloadTooLarge as soon as it is known to be over the limit."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit.max_bytes:
+        raise limit.refusal()
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit.max_bytes:
+                raise limit.refusal()
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # Nobody reads the answer; it only keeps the error out of the server log.
+        raise BadRequest("the client closed the connection before sending the whole body") from None
+    return b"".join(chunks)

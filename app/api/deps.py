@@ -86,6 +86,17 @@ def _require(needed: Scope) -> Callable[[StateDep, Credentials], Awaitable[None]
 
 CanRead = Depends(_require(Scope.read))
 CanWrite = Depends(_require(Scope.write))
+
+
+async def authorize_from_headers(request: Request, needed: Scope) -> None:
+    """CanRead/CanWrite's check from the headers alone, with the same answers: FastAPI reads and
+    parses a body before it solves dependencies, so routes that take a body call this first
+    (api/routing.py) and a caller without a token is refused before its body is read."""
+    state = get_state(request)
+    credentials = await bearer(request)
+    check_scope(token_scope(state, credentials), needed, credentials is not None)
+
+
 LINK_SIGNATURE = r"^[A-Za-z0-9_-]{1,64}$"
 
 

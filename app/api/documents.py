@@ -145,7 +145,17 @@ HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
     "/{document_id}/pages/{page}.png",
     response_class=Response,
     responses={
-        200: {"content": {"image/png": {}}, "description": "The page, highlights drawn"},
+        200: {
+            "content": {"image/png": {}},
+            "description": "The page, highlights drawn, at the scale in X-Preview-Scale: lower "
+            "than asked when the image would exceed HIGHLIGHT_PREVIEW_MAX_PIXELS",
+            "headers": {
+                "X-Preview-Scale": {
+                    "description": "Pixels per PDF point the page was rendered at.",
+                    "schema": {"type": "number"},
+                }
+            },
+        },
         304: {"description": "Not modified (If-None-Match)"},
         **error_responses(404, 409, 422, 503),
     },
@@ -164,9 +174,12 @@ async def get_page_preview(
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     """A page rendered as PNG with the given highlights drawn, for chat UIs that show a
-    thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested."""
-    png, tag = await state.stored.page_preview(document_id, page, highlight, scale, if_none_match)
-    headers = {"ETag": tag, "Cache-Control": "private, no-cache"}
-    if png is None:
+    thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested; 422
+    (pdf_too_complex) when the page needs more than a PDF job's memory or time; 503 (busy) when
+    every render slot stays taken."""
+    preview = await state.stored.page_preview(document_id, page, highlight, scale, if_none_match)
+    headers = {"ETag": preview.etag, "Cache-Control": "private, no-cache"}
+    if preview.png is None:
         return Response(status_code=304, headers=headers)
-    return Response(content=png, media_type="image/png", headers=headers)
+    headers["X-Preview-Scale"] = f"{preview.scale:g}"
+    return Response(content=preview.png, media_type="image/png", headers=headers)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 LLMProvider = Literal["vllm", "openrouter", "openai", "none"]
 LLMTier = Literal["json_schema", "structured_outputs", "prompted"]
@@ -42,9 +44,10 @@ class Settings(BaseSettings):
     max_answer_chars: int = Field(default=20_000, ge=1, le=20_000)
     max_sentences_per_chunk: int = Field(default=200, ge=1)
     max_highlights_per_chunk: int = Field(default=5, ge=1)
-    # Larger request bodies get a 413 before anything is parsed (a 180 MB PUT once took the
-    # server from 213 to 850 MB).
-    max_request_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    # A document PUT larger than this gets a 413 before anything is parsed (a 180 MB PUT once
+    # took the server from 213 to 850 MB); 8 MiB is 8x the largest real document seen (a 352-page
+    # book, 0.9 MB of chunks). Batches have their own, smaller limit (api/body_limit.py).
+    max_request_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # Past this, a batch stops waiting for the LLM and answers with the lexical selector.
     batch_deadline_s: float = Field(default=30.0, gt=0)
     # On SIGTERM, requests in flight get this long to finish (LLM waits are cut short at once).
@@ -61,6 +64,8 @@ class Settings(BaseSettings):
     # With auth on, PDF links in batch results carry a signature valid this long, so a reader's
     # browser can open them without a token.
     auth_link_ttl_s: int = Field(default=24 * 3600, ge=60)
+    # With auth on, /docs and /openapi.json need a read token unless this is true.
+    public_docs: bool = False
     # Origins of the chat frontend allowed to call the API from a browser (CORS); empty: none.
     cors_allow_origins: list[str] = Field(default_factory=list)
 
@@ -71,7 +76,34 @@ class Settings(BaseSettings):
     # The stream sends the lexical answer as provisional events when the LLM is slower than this.
     stream_provisional_after_s: float = Field(default=1.5, ge=0)
 
+    # PyMuPDF work on PDFs (page check, chunking, text index, previews) runs in this many
+    # worker processes, each job within this memory and time; a PDF over either gets
+    # pdf_too_complex instead of taking the service with it (documents/workers.py).
+    pdf_workers: int = Field(default=2, ge=1, le=64)
+    pdf_worker_memory_mb: int = Field(default=2048, ge=256)
+    pdf_job_timeout_s: float = Field(default=60.0, gt=0)
+    # A page preview is rendered at a smaller scale than asked when it would have more pixels
+    # (a 200-inch page at scale 1 is 207 million); at most this many render at once.
+    preview_max_pixels: int = Field(default=8_000_000, ge=100_000)
+    max_concurrent_previews: int = Field(default=2, ge=1)
+
     log_level: str = "INFO"
+
+    @field_validator("database_url")
+    @classmethod
+    def _usable_database_url(cls, value: str) -> str:
+        # At start-up, as a configuration error, rather than as a traceback from the first
+        # connection. The message never shows the URL: it may hold a password.
+        from sqlalchemy.engine import make_url
+
+        try:
+            make_url(value).get_dialect()
+        except Exception:
+            raise ValueError(
+                "not a database URL this service can use, e.g. postgresql+asyncpg://user:pass@"
+                "host/db or sqlite+aiosqlite:///./var/highlight.db"
+            ) from None
+        return value
 
     @model_validator(mode="after")
     def _llm_needs_endpoint(self) -> Settings:
@@ -115,9 +147,27 @@ def describe(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
+def describe_unparsable(exc: SettingsError) -> str:
+    """pydantic-settings' error for a value it could not even decode (JSON for a list), named by
+    its variable; the value itself is never shown."""
+    found = re.search(r'field "(\w+)"', str(exc))
+    if found is None or found.group(1) not in Settings.model_fields:
+        return "a setting could not be read"
+    name = found.group(1)
+    shape = str(Settings.model_fields[name].annotation)
+    expected = "a JSON list" if "list" in shape else "a JSON object" if "dict" in shape else "JSON"
+    cause = exc.__cause__
+    at = (
+        f" ({cause.msg} at column {cause.colno})" if isinstance(cause, json.JSONDecodeError) else ""
+    )
+    return f"HIGHLIGHT_{name.upper()} is not valid JSON{at}; it must be {expected}"
+
+
 @lru_cache
 def get_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
         raise ConfigurationError(describe(exc)) from None
+    except SettingsError as exc:
+        raise ConfigurationError(describe_unparsable(exc)) from None

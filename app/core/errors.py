@@ -3,6 +3,7 @@ errors become HTTP.
 
     AppError (500)
      ├── BadRequest (422)            input that passed schema validation but is still unusable
+     │    └── (PdfTooComplex, 422, code pdf_too_complex: documents/workers.py)
      ├── Unauthorized (401)          no or unknown bearer token
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
@@ -11,7 +12,8 @@ errors become HTTP.
      │    └── (PdfChanged, 409, code pdf_changed: documents/storage.py)
      ├── PayloadTooLarge (413)
      ├── UpstreamError (502)         an external system failed (the LLM family: app.llm.errors)
-     └── DatabaseUnavailable (503)   the service's own database cannot be used
+     ├── DatabaseUnavailable (503)   the service's own database cannot be used
+     └── Busy (503)                  every slot for a costly job (page previews) is taken
 
 Every error, including FastAPI's validation errors and Starlette's 404/405 for unknown routes, is
 rendered as ``ErrorBody``: ``{"error": {"code", "message", "details"?}}``. Routes declare the
@@ -43,10 +45,12 @@ class ErrorCode(StrEnum):
     method_not_allowed = "method_not_allowed"
     conflict = "conflict"
     pdf_changed = "pdf_changed"
+    pdf_too_complex = "pdf_too_complex"
     payload_too_large = "payload_too_large"
     range_not_satisfiable = "range_not_satisfiable"
     upstream_error = "upstream_error"
     database_unavailable = "database_unavailable"
+    busy = "busy"
     internal_error = "internal_error"
 
 
@@ -123,6 +127,12 @@ class DatabaseUnavailable(AppError):
     headers = {"Retry-After": "5"}
 
 
+class Busy(AppError):
+    status_code = 503
+    code = ErrorCode.busy
+    headers = {"Retry-After": "2"}
+
+
 _DESCRIPTIONS = {
     401: "No bearer token, or one the service does not know (only when auth is configured).",
     403: "The token may read but not write.",
@@ -131,7 +141,8 @@ _DESCRIPTIONS = {
     413: "The request body is larger than the service accepts.",
     416: "The requested byte range is not in the file.",
     422: "The request is malformed or unusable; error.message names the field and the fix.",
-    503: "The service's database is unavailable; retry later.",
+    503: "The service's database is unavailable, or it is busy with costly work (code busy); "
+    "retry after the Retry-After header's seconds.",
 }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pymupdf
 
+from app.alignment.index import MAX_PAGE_CHARS, PageTooDense
 from app.alignment.sentences import split_sentences
 from app.alignment.text import clean_extracted
 
@@ -36,7 +37,14 @@ def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
     blocks: list[_Block] = []
     with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
         for page in doc:
-            for block in page.get_text("blocks"):
+            page_blocks = page.get_text("blocks")
+            count = sum(len(block[4]) for block in page_blocks)
+            if count > MAX_PAGE_CHARS:  # the index would refuse it too
+                raise PageTooDense(
+                    f"page {page.number + 1} holds {count} characters "
+                    f"(at most {MAX_PAGE_CHARS} are indexed)"
+                )
+            for block in page_blocks:
                 if block[6] != 0:  # image block
                     continue
                 text = clean_extracted(str(block[4])).replace("\n", " ")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from app.core.security import TokenRegistry
-
-# Expiry times are rounded up to the hour, so every answer within an hour carries the same link.
-_ROUND_S = 3600
 
 
 @dataclass(frozen=True)
@@ -25,10 +23,12 @@ class PdfLinks:
     clock: Callable[[], float] = field(default=time.time, compare=False)
 
     def signed_query(self, document_id: str) -> str:
-        """``?expires=…&signature=…`` when auth is on, else empty."""
+        """``?expires=…&signature=…`` when auth is on, else empty. The link is valid ``ttl_s``
+        from now, the expiry rounded up to the next whole second. Links are made per response,
+        after the result cache, so a cached answer still gets fresh links."""
         if self.tokens is None or not self.tokens.enabled:
             return ""
-        expires = (int(self.clock()) // _ROUND_S + 1) * _ROUND_S + self.ttl_s
+        expires = math.ceil(self.clock()) + self.ttl_s
         return f"?expires={expires}&signature={self.tokens.link_signature(document_id, expires)}"
 
     def viewer(self, document_id: str, highlight_ids: list[str]) -> str:

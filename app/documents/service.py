@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import BadRequest, Conflict, NotFound
+from app.core.errors import AppError, BadRequest, Conflict, NotFound
 from app.db.session import in_transaction
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
@@ -157,10 +157,13 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
             "starting with a letter or digit"
         )
     data = pdf_path.read_bytes()
-    page_count, title = inspect_pdf(data, pdf_path.name)
+    run = storage.workers.run
+    page_count, title = run(inspect_pdf, data, pdf_path.name, name=pdf_path.name)
     facts = PdfFacts(hashlib.sha256(data).hexdigest(), page_count, title)
     try:
-        drafts, _ = chunk_pdf(data)
+        drafts, _ = run(chunk_pdf, data, name=pdf_path.name)
+    except AppError:  # PdfTooComplex says what limit the file is over
+        raise
     except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
         log.warning("cannot chunk %s", pdf_path.name, exc_info=True)
         raise BadRequest(

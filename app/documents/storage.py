@@ -24,6 +24,7 @@ import pymupdf
 
 from app.alignment.text import clean_extracted
 from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound
+from app.documents.workers import PdfWorkers
 
 COPY_DIR = "ingested"
 # Most file systems refuse a name longer than this many bytes (ENAMETOOLONG).
@@ -132,11 +133,14 @@ def _reason(exc: Exception) -> str:
 
 
 class PdfStorage:
-    """PDFs under one root folder (``HIGHLIGHT_PDF_ROOT``). Thread-safe: the batch opens PDFs from
-    a worker thread while requests check them from the event loop's threads."""
+    """PDFs under one root folder (``HIGHLIGHT_PDF_ROOT``), and the bounded workers that open
+    them. Thread-safe: the batch opens PDFs from a worker thread while requests check them from
+    the event loop's threads."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, workers: PdfWorkers | None = None) -> None:
         self.root = root.resolve()
+        # Where PyMuPDF runs on these files; inline (no limits) only for trusted files in tests.
+        self.workers = workers or PdfWorkers(None)
         self._verified: dict[Path, tuple[Fingerprint, str]] = {}
         self._lock = threading.Lock()
 
@@ -168,7 +172,8 @@ class PdfStorage:
             )
         before = _fingerprint(path.stat())
         sha256 = sha256_of_file(path)
-        page_count, title = inspect_pdf(path, PurePosixPath(source_path).name)
+        name = PurePosixPath(source_path).name
+        page_count, title = self.workers.run(inspect_pdf, path, name, name=name)
         self._remember(path, before, sha256)
         return PdfFacts(sha256, page_count, title)
 

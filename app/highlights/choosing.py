@@ -107,11 +107,14 @@ class SentenceChooser:
         ids = [cid for cid, sents in sentences.items() if sents]
         choices = [ChunkChoice(cid, len(sentences[cid])) for cid in ids]
         limit = self.max_per_chunk
+        # Every sentence of the batch, NFKC-normalised: tens of milliseconds for a full batch,
+        # not on the loop.
+        user = await asyncio.to_thread(
+            user_prompt, request.query, request.answer, [PromptChunk(c, sentences[c]) for c in ids]
+        )
         completion = await self.llm.complete_json(
             system=system_prompt(limit),
-            user=user_prompt(
-                request.query, request.answer, [PromptChunk(c, sentences[c]) for c in ids]
-            ),
+            user=user,
             schema=narrowed_schema(choices, limit),
             schema_name="HighlightBatchResult",
             validate=lambda raw: validate_reply(raw, choices, limit),

@@ -1,6 +1,8 @@
 """Blocking step of the batch: open each PDF's text index once and place the chosen sentences.
 
-Runs in a worker thread (PyMuPDF and rapidfuzz would stall the event loop).
+Runs in a worker thread (rapidfuzz would stall the event loop); an index is built by PyMuPDF in
+the bounded PDF workers (documents/workers.py), so a hostile PDF costs one worker a job's limits
+and its citations the reason ``pdf_too_complex``, and is then refused at once.
 """
 
 from __future__ import annotations
@@ -8,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.alignment.sentences import Sentence
 from app.core.errors import AppError, BadRequest
 from app.documents.storage import PdfChanged, PdfMissing, PdfStorage
+from app.documents.workers import PdfTooComplex
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
 
 log = logging.getLogger(__name__)
@@ -53,7 +57,8 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    error: Reason | None = None  # pdf_unavailable, pdf_changed, no_text_layer: nothing placed
+    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer: nothing placed
+    error: Reason | None = None
     unlocated: int = 0
 
 
@@ -63,7 +68,20 @@ def open_index(
     """Blocking: the text index of a stored document's PDF. The file is checked against the
     ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged)."""
     storage.verify(source_path, sha256)
-    return cache.get(sha256, lambda: build_index(storage.read_verified(source_path, sha256)))
+    refused = cache.refusal(sha256)
+    if refused is not None:
+        raise PdfTooComplex(refused)
+    name = PurePosixPath(source_path).name
+
+    def build() -> DocumentIndex:
+        data = storage.read_verified(source_path, sha256)
+        return storage.workers.run(build_index, data, name=name)
+
+    try:
+        return cache.get(sha256, build)
+    except PdfTooComplex as exc:
+        cache.refuse(sha256, exc.message)
+        raise
 
 
 def index_or_refuse(
@@ -91,6 +109,9 @@ def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentInd
     except PdfChanged as exc:
         log.warning("%s", exc.message)
         return Reason.pdf_changed
+    except PdfTooComplex as exc:
+        log.warning("%s", exc.message)
+        return Reason.pdf_too_complex
     except Exception:  # a damaged PDF must not fail the batch; the reader still gets the link
         log.exception("cannot index %s", job.source_path)
         return Reason.pdf_unavailable

@@ -1,5 +1,9 @@
 """Page preview images: one PDF page rendered with highlights drawn on it, for chat UIs that show
-a thumbnail instead of a viewer. Blocking (PyMuPDF): call it from a worker thread.
+a thumbnail instead of a viewer. Blocking (PyMuPDF): run it in the bounded PDF workers
+(documents/workers.py), where a content bomb costs one job's limits, not the service.
+
+The scale asked for is lowered when the image would have more than ``max_pixels`` pixels: a page
+can be 200 inches wide (14,400 points), 207 million pixels at scale 1.
 
 The highlights are painted on the rendered image, in the displayed frame the API's rectangles
 are in, not drawn into the PDF: PyMuPDF's drawing coordinates on a rotated page whose crop box is
@@ -8,6 +12,7 @@ off the media box's origin do not match its text coordinates, and the image is w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pymupdf
@@ -32,11 +37,23 @@ _ON_BLACK = _packed([_blend(0, c) for c in FILL])
 _ON_WHITE = _packed([_blend(255, c) for c in FILL])
 
 
-def render_page(pdf: bytes, page_number: int, rects: Sequence[Rect], scale: float) -> bytes:
+def bounded_scale(width: float, height: float, scale: float, max_pixels: int) -> float:
+    """``scale``, or the largest scale at which a ``width`` x ``height`` points page has at most
+    ``max_pixels`` pixels (rounded down to a thousandth, so the bound holds after rounding)."""
+    area = max(width, 1.0) * max(height, 1.0)
+    if area * scale * scale <= max_pixels:
+        return scale
+    return math.floor(math.sqrt(max_pixels / area) * 1000) / 1000
+
+
+def render_page(
+    pdf: bytes, page_number: int, rects: Sequence[Rect], scale: float, max_pixels: int
+) -> tuple[bytes, float]:
     """PNG of page ``page_number`` (1-based) as displayed, with ``rects`` (the API's displayed
-    frame, PDF points) filled."""
+    frame, PDF points) filled, and the scale it was rendered at."""
     with pymupdf.open(stream=pdf) as doc:
         page = doc[page_number - 1]
+        scale = bounded_scale(page.rect.width, page.rect.height, scale, max_pixels)
         pixmap = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
     if rects:
         tinted = pymupdf.Pixmap(pixmap, 0)  # a copy, without alpha like its source
@@ -54,4 +71,4 @@ def render_page(pdf: bytes, page_number: int, rects: Sequence[Rect], scale: floa
             if not area.is_empty:
                 pixmap.copy(tinted, area)
     png: bytes = pixmap.tobytes("png")
-    return png
+    return png, scale

@@ -26,6 +26,10 @@ MESSAGES: dict[Reason, str] = {
     Reason.pdf_unavailable: "The document's PDF could not be opened; showing the page link only.",
     Reason.pdf_changed: "The PDF changed since it was ingested; re-ingest the document.",
     Reason.no_text_layer: "The cited pages have no text layer (a scan without OCR).",
+    Reason.pdf_too_complex: (
+        "The PDF needs more memory or time to read than this service allows one document; "
+        "showing the page link only."
+    ),
     Reason.not_located: "The supporting sentences could not be found reliably on the PDF pages.",
     Reason.no_relevant_sentences: "No sentence of this chunk was judged to support the answer.",
     Reason.no_sentences: "The chunk has no text to highlight.",

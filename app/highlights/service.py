@@ -5,9 +5,9 @@ a PDF that is gone or has no text layer each become a per-citation status with a
 lexical selector stands in for the LLM so readers still get highlights.
 
 The steps, shared by the batch and the stream (streaming.py): ``prepare`` (limits, chunks from the
-database, sentences, the cache key), ``cached`` (the result cache), the choice (choosing.py),
-``compute`` (place the chosen sentences, in a worker thread), ``remember`` (cache the answer and
-store its highlights by id). Links are added last, per caller (results.py).
+database, the cache key, a miss's sentences), ``cached`` (the result cache), the choice
+(choosing.py), ``compute`` (place the chosen sentences, in a worker thread), ``remember`` (cache
+the answer and store its highlights by id). Links are added last, per caller (results.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
 from app.alignment.sentences import Sentence, split_sentences
-from app.core.errors import BadRequest, DatabaseUnavailable, WriteConflict
+from app.core.errors import AppError, BadRequest, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents import repository as documents
 from app.documents.links import PdfLinks
@@ -64,7 +64,7 @@ class Limits:
 class Batch:
     request: HighlightBatchRequest
     chunks: dict[str, StoredChunk]
-    sentences: dict[str, list[Sentence]]
+    sentences: dict[str, list[Sentence]]  # empty when ``cached`` is set: a hit does not split
     key: str
     cached: HighlightBatchResponse | None
     started: float
@@ -128,6 +128,8 @@ class HighlightService:
         request path reports them properly when it meets the same PDF."""
         try:
             open_index(self.storage, self.index_cache, source_path, sha256)
+        except AppError as exc:  # PdfTooComplex, PdfMissing, PdfChanged: a reason, not a bug
+            log.warning("could not pre-build the text index of %s: %s", source_path, exc.message)
         except Exception:
             log.warning("could not pre-build the text index of %s", source_path, exc_info=True)
 
@@ -174,11 +176,15 @@ class HighlightService:
             if ids:
                 # In this transaction, so a hit whose highlight rows all exist costs no other.
                 rows_missing = bool(ids - await repository.stored_highlight_ids(session, ids))
-        cap = self.limits.max_sentences_per_chunk
-        sentences = {cid: split_sentences(chunk.text)[:cap] for cid, chunk in chunks.items()}
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
+        # A cached answer needs no sentences; a miss splits its chunks off the loop.
+        sentences = {} if cached is not None else await asyncio.to_thread(self._sentences, chunks)
         return Batch(request, chunks, sentences, key, cached, started, rows_missing)
+
+    def _sentences(self, chunks: Mapping[str, StoredChunk]) -> dict[str, list[Sentence]]:
+        cap = self.limits.max_sentences_per_chunk
+        return {cid: split_sentences(chunk.text)[:cap] for cid, chunk in chunks.items()}
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF

@@ -6,26 +6,47 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import NotFound
+from app.core.errors import BadRequest, Busy, NotFound
 from app.db.session import transaction
 from app.documents import repository as documents
 from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
+from app.documents.workers import PdfJobFailed
 from app.highlights import repository
 from app.highlights.cache import etag
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
 
+# A preview waits this long for a free render slot before it is answered 503 busy.
+PREVIEW_WAIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Preview:
+    png: bytes | None  # None: the client's copy (If-None-Match) is current
+    etag: str
+    scale: float  # what it was rendered at: lower than asked on a page too large for it
+
 
 class StoredHighlights:
     def __init__(
-        self, session_factory: async_sessionmaker[AsyncSession], storage: PdfStorage
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        storage: PdfStorage,
+        *,
+        preview_max_pixels: int = 8_000_000,
+        max_concurrent_previews: int = 2,
     ) -> None:
         self.session_factory = session_factory
         self.storage = storage
+        self.preview_max_pixels = preview_max_pixels
+        # Renders beyond this wait (then get 503): the PDF workers also build text indexes.
+        self._render_slots = asyncio.Semaphore(max_concurrent_previews)
 
     async def document_of(self, highlight_id: str) -> str | None:
         async with transaction(self.session_factory) as session:
@@ -58,10 +79,12 @@ class StoredHighlights:
         highlight_ids: Sequence[str],
         scale: float,
         if_none_match: str | None = None,
-    ) -> tuple[bytes | None, str]:
+    ) -> Preview:
         """A page as PNG with the given highlights drawn, and its ETag (no PNG when it matches
         ``if_none_match``). The highlights must be of this document's current content, and the
-        PDF on disk the ingested one (PdfChanged, a 409, otherwise)."""
+        PDF on disk the ingested one (PdfChanged, a 409, otherwise). Rendered in the bounded PDF
+        workers, at most ``max_concurrent_previews`` at once (Busy, a 503, after waiting
+        ``PREVIEW_WAIT_S`` for a slot)."""
         async with transaction(self.session_factory) as session:
             document = await documents.get_document_row(session, document_id)
             rows = await repository.get_highlights(session, highlight_ids) if highlight_ids else []
@@ -77,14 +100,38 @@ class StoredHighlights:
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
         tag = etag(f"{document.sha256}/{page}/{sorted(highlight_ids)}/{scale}".encode())
         if if_none_match == tag:
-            return None, tag
+            return Preview(None, tag, scale)
         rects = [
             rect
             for row in found.values()
             for rect in Highlight.model_validate_json(row.data).rects
             if rect.page == page
         ]
-        pdf = await asyncio.to_thread(
-            self.storage.read_verified, document.source_path, document.sha256
-        )
-        return await asyncio.to_thread(render_page, pdf, page, rects, scale), tag
+        try:
+            await asyncio.wait_for(self._render_slots.acquire(), PREVIEW_WAIT_S)
+        except TimeoutError:
+            raise Busy(
+                "every page preview slot is taken (HIGHLIGHT_MAX_CONCURRENT_PREVIEWS); retry "
+                "after the Retry-After header's seconds"
+            ) from None
+        try:
+            pdf = await asyncio.to_thread(
+                self.storage.read_verified, document.source_path, document.sha256
+            )
+            png, used = await asyncio.to_thread(
+                self.storage.workers.run,
+                render_page,
+                pdf,
+                page,
+                rects,
+                scale,
+                self.preview_max_pixels,
+                name=PurePosixPath(document.source_path).name,
+            )
+        except PdfJobFailed as exc:  # MuPDF could not draw this page (damaged content)
+            raise BadRequest(
+                f"page {page} of document {document_id!r} cannot be rendered: {exc}"
+            ) from None
+        finally:
+            self._render_slots.release()
+        return Preview(png, tag, used)

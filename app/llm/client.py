@@ -10,7 +10,8 @@ for this (base URL, model):
   ``temperature: 0``) is learned per model and the same strategy is sent again without it;
 - timeouts, connection errors, 429 and 5xx are retried with bounded backoff on the same strategy;
 - a truncated reply (finish_reason "length") is reported as such, never repaired; a 200 that is
-  not a chat completion (an HTML error page, a choice without a message) is invalid output.
+  not a chat completion (an HTML error page, a choice without a message) is invalid output, and
+  so is a reply larger than ``max_tokens`` allows, cut off as it arrives (reply_cap.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from app.llm.errors import (
 from app.llm.parsing import extract_json
 from app.llm.providers import ProviderProfile, Strategy, merge_extra
 from app.llm.refusals import read_refusal
+from app.llm.reply_cap import UNENCODED, capped, install, reply_cap
 from app.llm.schema import JSON
 
 log = logging.getLogger(__name__)
@@ -152,6 +154,7 @@ class StructuredClient:
         memory: CapabilityMemory | None = None,
         backoff_s: float = 0.5,
         http_client: openai.DefaultAsyncHttpxClient | None = None,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.model = model
         self.profile = profile
@@ -160,6 +163,7 @@ class StructuredClient:
         self.temperature = temperature
         self.memory = memory or CapabilityMemory()
         self.backoff_s = backoff_s
+        self.max_reply_bytes = max_reply_bytes or reply_cap(max_tokens)
         self._key = (base_url.rstrip("/"), model)
         # The SDK's own retries are off: this class decides what is retried and logs it.
         self._sdk = AsyncOpenAI(
@@ -167,8 +171,8 @@ class StructuredClient:
             api_key=api_key or "not-needed",
             timeout=timeout_s,
             max_retries=0,
-            default_headers=profile.headers or None,
-            http_client=http_client,
+            default_headers={**UNENCODED, **profile.headers},
+            http_client=install(http_client or openai.DefaultAsyncHttpxClient()),
         )
 
     async def close(self) -> None:
@@ -217,7 +221,8 @@ class StructuredClient:
         """One HTTP exchange with bounded retries; returns (content, finish_reason)."""
         for attempt in range(self.max_retries + 1):
             try:
-                response = await self._sdk.chat.completions.create(**request)
+                with capped(self.max_reply_bytes):
+                    response = await self._sdk.chat.completions.create(**request)
             except (
                 openai.APIConnectionError,
                 openai.RateLimitError,

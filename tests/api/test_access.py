@@ -198,3 +198,112 @@ async def test_viewer_and_docs_are_served_from_local_files(
         for source in sources:
             if source.startswith("/viewer/assets/"):
                 assert (await client.get(source)).status_code == 200, source
+
+
+@pytest.mark.parametrize("public_docs", [False, True], ids=["docs need a token", "public docs"])
+async def test_with_auth_on_the_docs_need_a_read_token_and_the_viewer_is_public(
+    database_url: str, pdf_root: Path, public_docs: bool
+) -> None:
+    settings = make_settings(
+        database_url,
+        pdf_root,
+        auth_read_tokens=[READ],
+        auth_write_tokens=[WRITE],
+        public_docs=public_docs,
+    )
+    async with app_client(settings) as client:
+        for path in ("/docs", "/openapi.json"):
+            anonymous = await client.get(path)
+            if public_docs:
+                assert anonymous.status_code == 200, path
+            else:
+                assert anonymous.status_code == 401, path
+                assert anonymous.headers["www-authenticate"] == "Bearer"
+                assert anonymous.json()["error"]["code"] == "unauthorized"
+            assert (await client.get(path, headers=_auth(READ))).status_code == 200, path
+        spec = (await client.get("/openapi.json", headers=_auth(READ))).json()
+        assert "/v2/highlights/batch" in spec["paths"]
+        # The viewer's page, its code and Swagger UI's files hold no data: public, so a reader's
+        # browser opens a signed viewer link without a token (its data calls carry the link).
+        for path in (
+            "/viewer?document_id=x&highlight=h_1",
+            "/viewer/assets/viewer.js",
+            "/viewer/assets/swagger/swagger-ui.css",
+            "/healthz",
+        ):
+            assert (await client.get(path)).status_code == 200, path
+
+
+def test_a_signed_link_expires_at_its_ttl() -> None:
+    from pydantic import SecretStr
+
+    from app.core.security import TokenRegistry
+    from app.documents.links import PdfLinks
+
+    tokens = TokenRegistry([SecretStr(READ)], [])
+    for made_at in (1_000_000.0, 1_000_000.4, 1_003_599.9):
+        link = PdfLinks(tokens=tokens, ttl_s=60, clock=lambda t=made_at: t).pdf("doc", 1)
+        expires = int(re.search(r"expires=(\d+)", link).group(1))  # type: ignore[union-attr]
+        signature = re.search(r"signature=([\w-]+)", link).group(1)  # type: ignore[union-attr]
+        # The expiry is rounded up to the next second, never to the hour.
+        assert made_at + 60 <= expires < made_at + 61
+        assert tokens.link_is_valid("doc", expires, signature, clock=lambda t=made_at: t + 59)
+        assert not tokens.link_is_valid("doc", expires, signature, clock=lambda t=made_at: t + 61)
+
+
+def test_the_access_log_filter_redacts_signatures_and_tokens() -> None:
+    import logging
+
+    from app.server import RedactQuerySecrets
+
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        (
+            "127.0.0.1:5000",
+            "GET",
+            "/viewer?document_id=d&highlight=h_1&expires=99&signature=SeCrEt-sig_1",
+            "1.1",
+            200,
+        ),
+        None,
+    )
+    assert RedactQuerySecrets().filter(record)
+    line = record.getMessage()
+    assert "SeCrEt" not in line
+    assert "/viewer?document_id=d&highlight=h_1&expires=99&signature=[redacted]" in line
+    for query, shown in [
+        ("?access_token=abc&page=2", "?access_token=[redacted]&page=2"),
+        ("?sha256=00ff&api_key=k", "?sha256=00ff&api_key=[redacted]"),
+    ]:
+        record.args = ("c", "GET", f"/x{query}", "1.1", 200)
+        RedactQuerySecrets().filter(record)
+        assert shown in record.getMessage()
+
+
+def test_the_served_access_log_never_shows_a_link_signature(tmp_path: Path, pdf_root: Path) -> None:
+    import httpx
+
+    from tests.api.helpers import CHUNK_MAIN as chunk
+    from tests.fixtures.live import ingest_with_cli, live_service
+
+    env = {
+        "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'log.db'}",
+        "HIGHLIGHT_PDF_ROOT": str(pdf_root),
+        "HIGHLIGHT_INDEX_CACHE_DIR": str(tmp_path / "cache"),
+        "HIGHLIGHT_AUTH_READ_TOKENS": f'["{READ}"]',
+    }
+    ingest_with_cli(env, pdf_root / "sample" / "sample-assembly.pdf", SAMPLE_ID)
+    with live_service(tmp_path, env, "serve") as service:
+        data = httpx.post(
+            f"{service.url}/v2/highlights/batch", json=batch(chunk), headers=_auth(READ)
+        ).json()
+        link = data["results"][0]["link"].split("#")[0]
+        signature = re.search(r"signature=([\w-]+)", link).group(1)  # type: ignore[union-attr]
+        assert httpx.get(f"{service.url}{link}").status_code == 200
+        served = service.output()
+    assert f"{link.split('signature=')[0]}signature=[redacted]" in served
+    assert signature not in served

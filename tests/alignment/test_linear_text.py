@@ -1,0 +1,299 @@
+"""No text makes the sentence splitter, the elision split or the lexical selector slow: their time
+grows linearly with the input, on inputs built to make a regex backtrack or a look-back rescan.
+
+Timing is relative (the same input repeated four times more must not take more than eight times
+as long; quadratic time would take sixteen), the best of several runs in this thread's CPU time,
+never an absolute bound. The rewrites are also checked against the old implementations, kept here
+as the oracle and run on small inputs only.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from app.alignment.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
+from app.alignment.text import normalize_text, split_elision
+from app.highlights.selection import select_batch
+
+# --- The oracle: split_sentences and split_elision as they were before they were made linear. ---
+
+_CLOSERS = "\"'”’»)]}」』）】"
+_OLD_LATIN_END = re.compile(r"[.!?…]+(?:[ \u00a0\u202f]*»)?[" + re.escape(_CLOSERS) + r"]*(?=\s|$)")
+_OLD_CJK_END = re.compile(r"[。！？]+[" + re.escape(_CLOSERS) + r"]*")
+_OLD_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_OLD_BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
+_OLD_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_OLD_ELLIPSIS = re.compile(
+    r"[\[(]?\s*(?:\.\s*){3,}\s*[\])]?|[\[(]?\s*[\u2026\u22ef\u2025]\s*[\])]?"
+)
+
+
+@dataclass(frozen=True)
+class OldSentence:
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+def _old_is_abbreviation(text: str, dot: int) -> bool:
+    match = _OLD_WORD_BEFORE.search(text, 0, dot)
+    if not match:
+        return False
+    word = match.group(1).lower().strip(".")
+    if word in ABBREVIATIONS:
+        return True
+    return len(word) == 1 and text[dot - 1].isupper()
+
+
+def _old_boundaries(text: str) -> list[int]:
+    cuts: set[int] = set()
+    for match in _OLD_LATIN_END.finditer(text):
+        first = match.start()
+        if (
+            text[first] == "."
+            and match.group().rstrip(_CLOSERS + " \u00a0\u202f") == "."
+            and _old_is_abbreviation(text, first)
+        ):
+            continue
+        cuts.add(match.end())
+    cuts.update(m.end() for m in _OLD_CJK_END.finditer(text))
+    cuts.update(m.start() for m in _OLD_BLANK_LINE.finditer(text))
+    cuts.update(m.start() for m in _OLD_BULLET.finditer(text))
+    return sorted(c for c in cuts if 0 < c < len(text))
+
+
+def _old_split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    if end - start <= LONG_SEGMENT or "\n" not in text[start:end]:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    piece_start = start
+    for pos in range(start, end):
+        if text[pos] == "\n" and pos - piece_start >= 40:
+            pieces.append((piece_start, pos))
+            piece_start = pos + 1
+    pieces.append((piece_start, end))
+    return pieces
+
+
+def old_split_sentences(text: str) -> list[OldSentence]:
+    spans: list[tuple[int, int]] = []
+    previous = 0
+    for cut in [*_old_boundaries(text), len(text)]:
+        spans.extend(_old_split_long(text, previous, cut))
+        previous = cut
+    sentences: list[OldSentence] = []
+    for raw_start, raw_end in spans:
+        start, end = raw_start, raw_end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if any(ch.isalnum() for ch in text[start:end]):
+            sentences.append(OldSentence(len(sentences) + 1, start, end, text[start:end]))
+    return sentences
+
+
+def old_split_elision(quote: str) -> list[str]:
+    pieces = (normalize_text(piece) for piece in _OLD_ELLIPSIS.split(quote))
+    return [piece for piece in pieces if piece]
+
+
+# --- Inputs: what PDFs, answers and attackers put in text, in adversarial runs. ---
+
+PIECES = [
+    "x. ",
+    ". . .",
+    ".",
+    "...",
+    "!",
+    "?",
+    "!?",
+    "…",
+    "[...]",
+    "(…)",
+    "[",
+    "]",
+    "(",
+    ")",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\n \n",
+    "\r\n",
+    "\u00a0",
+    "\u202f",
+    " • ",
+    "•",
+    "\uf0b7",
+    "Mr. ",
+    "Mrs.",
+    "J. ",
+    "e.g. ",
+    "i.e.",
+    "U.S. ",
+    "No. 5",
+    "10.5",
+    "1,234",
+    "12%",
+    "。",
+    "！",
+    "？",
+    "」",
+    "»",
+    " »",
+    "« oui. »",
+    '"',
+    "”",
+    "'",
+    "Word",
+    "word",
+    "x",
+    "é",
+    "中文",
+    "The sales rose.",
+    "Revenue",
+    "_",
+]
+piece = st.sampled_from(PIECES)
+# A unit repeated into a long run: the shape every blow-up needs.
+unit = st.lists(piece, min_size=1, max_size=5).map("".join)
+# Small texts for comparing with the oracle (its quadratic cost stays negligible here).
+small_text = st.one_of(
+    st.lists(piece, max_size=40).map("".join),
+    st.text(alphabet=st.sampled_from(list(".!?… \n\t\u00a0»)]['\"aAbMr.Jx1,%。•_")), max_size=80),
+    st.text(max_size=60),
+)
+REAL_ISH = [
+    "Mr. Speaker, the hon. Member for Kisumu, Dr. Otieno, asked: what is the cost? It is KSh 12.5 "
+    "billion (see p. 4, para. 3). The motion was carried.\n\nNext item. « C'est fait. » Fin.",
+    "Net revenues were $3.8 billion, an increase of 12% • Same-store revenues rose 9.1% • "
+    "Adjusted EBITDA was $1.2 billion.\nTable of contents\n1. Overview ..... 3\n2. Results .... 7",
+    "会议于下午三点开始。主席宣布开会！有问题吗？没有。J. Smith and M. Dupont agreed, i.e. all.",
+]
+
+
+def _spans(sentences: Sequence[Sentence | OldSentence]) -> list[tuple[int, int, int, str]]:
+    return [(s.index, s.start, s.end, s.text) for s in sentences]
+
+
+def _best_time(function: Callable[[], object], runs: int = 5) -> float:
+    best = float("inf")
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            # CPU time of this thread: other processes taking the CPU do not count.
+            started = time.thread_time()
+            function()
+            best = min(best, time.thread_time() - started)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return best
+
+
+def _repeated(text: str, size: int) -> str:
+    # Whole repetitions: cut mid-unit, the two sizes would end differently ("10." against
+    # "10.5"), and a different ending is a different input, not a longer one.
+    return text * max(1, size // len(text))
+
+
+def assert_linear(function: Callable[[str], object], text: str, size: int, tail: str = "") -> None:
+    """Four times the input (``text`` repeated, then ``tail``) takes at most eight times as long
+    (quadratic would be sixteen)."""
+    small = _repeated(text, size)
+    small, large = small + tail, small * 4 + tail
+    function(small)  # warm caches (stemmer, normalisation) so they do not count for the small one
+    ratio = _best_time(lambda: function(large)) / max(_best_time(lambda: function(small)), 1e-4)
+    assert ratio < 8, f"4x the input ({text[:40]!r}...) took {ratio:.1f}x as long"
+
+
+ADVERSARIAL = ["x. ", ".", "!?", ". ", "Mr. ", "\n", " ", "\n ", " •", "。", "[...] ", "a"]
+
+
+# What ends a run matters as much as the run: dots followed by a letter, a word by a period.
+tail = st.one_of(st.just(""), piece, unit)
+
+
+@settings(max_examples=30, deadline=None)
+@given(unit, tail)
+@example("x. ", "")
+@example(".", "x")
+@example("!?", "a")
+@example("Mr. ", "")
+@example("a", " b. c")
+@example(" ", "x.")
+@example("\n", "a")
+@example(")", "a")
+def test_splitting_takes_linear_time(text: str, end: str) -> None:
+    assert_linear(split_sentences, text, 5_000, end)
+
+
+@settings(max_examples=30, deadline=None)
+@given(unit, tail)
+@example(" ", "a")
+@example(". ", "")
+@example("[ ", "x")
+@example("\u2026 ", "")
+def test_elision_split_takes_linear_time(text: str, end: str) -> None:
+    assert_linear(split_elision, text, 5_000, end)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(ADVERSARIAL))
+@example("x. ")
+def test_the_lexical_selector_takes_linear_time_in_the_answer(text: str) -> None:
+    chunk = split_sentences(REAL_ISH[0] + " " + REAL_ISH[1])
+    assert_linear(lambda answer: select_batch({"c": chunk}, answer, "What?", 5), text, 5_000)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(small_text)
+@example("Mr\n. Smith")
+@example("J\n. Smith")
+@example("x.  »a")
+@example("a. . . . b")
+@example("[ ... ] x")
+@example("\n\n\n")
+@example("e.g.. x")
+def test_the_same_sentences_as_before(text: str) -> None:
+    assert _spans(split_sentences(text)) == _spans(old_split_sentences(text))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(small_text)
+@example("a  ... b")
+@example("a [...]  ... b")
+@example("( \u2026 ) b")
+def test_the_same_elision_split_as_before(text: str) -> None:
+    assert split_elision(text) == old_split_elision(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(REAL_ISH), min_size=1, max_size=4).map(" ".join), small_text)
+def test_the_same_sentences_as_before_on_real_ish_text(text: str, noise: str) -> None:
+    for candidate in (text, text + noise, noise + text):
+        assert _spans(split_sentences(candidate)) == _spans(old_split_sentences(candidate))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(small_text, st.tuples(unit, st.integers(1, 400)).map(lambda u: u[0] * u[1])))
+def test_offsets_index_the_chunk(text: str) -> None:
+    previous_end = 0
+    for number, sentence in enumerate(split_sentences(text), 1):
+        assert sentence.index == number
+        assert sentence.text == text[sentence.start : sentence.end]
+        assert previous_end <= sentence.start < sentence.end <= len(text)
+        assert sentence.text == sentence.text.strip()
+        assert any(ch.isalnum() for ch in sentence.text)
+        previous_end = sentence.end
