@@ -17,22 +17,26 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.hostile_bodies import Outcome as BodyOutcome  # noqa: E402
+from bench.hostile_bodies import body_of, hostile_request  # noqa: E402
 from tests.fixtures.hostile_pdfs import (  # noqa: E402
     BOMB_FIRST_LINE,
     write_deep_nesting_pdf,
@@ -40,8 +44,9 @@ from tests.fixtures.hostile_pdfs import (  # noqa: E402
     write_huge_page_pdf,
     write_text_bomb_pdf,
 )
-from tests.fixtures.live import free_port  # noqa: E402
+from tests.fixtures.live import live_service  # noqa: E402
 from tests.fixtures.llm_server import ScriptedLLM, huge_completion  # noqa: E402
+from tests.fixtures.load import percentile  # noqa: E402
 from tests.fixtures.pdfs import write_cyclic_page_tree_pdf, write_lying_page_count_pdf  # noqa: E402
 
 READ, WRITE = "hostile-read-token", "hostile-write-token"
@@ -59,41 +64,26 @@ class Outcome:
 
 
 class Sampler:
-    """/proc RSS of a process and its descendants, every 200 ms, in a thread."""
+    """RSS of a process and of its descendants (psutil), every 200 ms, in a thread."""
 
     def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.samples: list[tuple[float, int, int]] = []  # (time, own kB, tree kB)
+        self.process = psutil.Process(pid)
+        self.samples: list[tuple[float, int, int]] = []  # (time, own bytes, tree bytes)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
-    def _rss_kb(pid: int) -> int:
+    def _rss(process: psutil.Process) -> int:
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        except OSError:
-            pass
-        return 0
-
-    def _tree(self, pid: int) -> list[int]:
-        pids, todo = [], [pid]
-        while todo:
-            current = todo.pop()
-            pids.append(current)
-            for task in Path(f"/proc/{current}/task").glob("*/children"):
-                try:
-                    todo.extend(int(p) for p in task.read_text().split())
-                except OSError:
-                    pass
-        return pids
+            return int(process.memory_info().rss)
+        except psutil.Error:  # a worker that just ended
+            return 0
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            own = self._rss_kb(self.pid)
-            tree = sum(self._rss_kb(p) for p in self._tree(self.pid))
-            self.samples.append((time.monotonic(), own, tree))
+            children = self.process.children(recursive=True)
+            own = self._rss(self.process)
+            self.samples.append((time.monotonic(), own, own + sum(map(self._rss, children))))
             self._stop.wait(0.2)
 
     def start(self) -> Sampler:
@@ -108,7 +98,7 @@ class Sampler:
         window = [(own, tree) for t, own, tree in self.samples if start <= t <= end + 0.2]
         if not window:
             return 0.0, 0.0
-        return max(o for o, _ in window) / 1024, max(t for _, t in window) / 1024
+        return max(o for o, _ in window) / 2**20, max(t for _, t in window) / 2**20
 
 
 def probe(url: str, samples: list[tuple[float, float]], stop: threading.Event) -> None:
@@ -123,11 +113,6 @@ def probe(url: str, samples: list[tuple[float, float]], stop: threading.Event) -
                 pass
             samples.append((started, (time.monotonic() - started) * 1000))
             stop.wait(0.05)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 Attack = Callable[[httpx.AsyncClient, Outcome], Awaitable[None]]
@@ -219,42 +204,22 @@ async def adversarial_answer(client: httpx.AsyncClient, outcome: Outcome) -> Non
     )
 
 
-async def _anonymous_post(url: httpx.URL, size: int, outcome: Outcome) -> None:
-    """Headers, then the body in 1 MB pieces while watching for an answer: a server that
-    answers before reading the body closes the connection mid-send, which httpx reports as a
-    transport error without the status the server did send."""
-    assert url.host
-    assert url.port
-    reader, writer = await asyncio.open_connection(url.host, url.port)
-    head = (
-        f"POST /v2/highlights/batch HTTP/1.1\r\nHost: {url.host}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n"
-    )
-    writer.write(head.encode())
-    answer = asyncio.ensure_future(reader.readline())
-    piece = b"x" * (1024 * 1024)
-    try:
-        for _ in range(size // len(piece)):
-            if answer.done():
-                break
-            writer.write(piece)
-            await writer.drain()
-        await asyncio.wait_for(asyncio.shield(answer), outcome.bound_s)
-    except (ConnectionError, OSError, TimeoutError):
-        pass
-    if answer.done() and not answer.exception() and answer.result().startswith(b"HTTP/1.1 "):
-        outcome.statuses[int(answer.result().split()[1])] += 1
-    else:
-        # The server closed with the body unread, so its kernel sent a reset, which can drop
-        # the 401 before this side reads it: the refusal, not seen.
-        answer.cancel()
-        outcome.statuses["reset"] += 1
-    writer.close()
-
-
 async def anonymous_bodies(client: httpx.AsyncClient, outcome: Outcome) -> None:
-    url = client.base_url
-    await asyncio.gather(*(_anonymous_post(url, 30 * 1024 * 1024, outcome) for _ in range(20)))
+    """bench/hostile_bodies.py's attack: 20 raw sockets, each a 30 MB batch without a token."""
+    assert client.base_url.port
+    body = body_of(30, writer=False)
+    results: list[BodyOutcome] = []
+    with ThreadPoolExecutor(20) as senders:
+        loop = asyncio.get_running_loop()
+        send = partial(
+            hostile_request, client.base_url.port, "POST", "/v2/highlights/batch", body, None
+        )
+        await asyncio.gather(*(loop.run_in_executor(senders, send, results) for _ in range(20)))
+    for result in results:
+        parts = result.status.split()
+        # A server that closes with the body unread makes its kernel send a reset, which can
+        # drop the 401 before this side reads it: the refusal, not seen.
+        outcome.statuses[int(parts[1]) if parts[:1] == ["HTTP/1.1"] else "reset"] += 1
 
 
 def huge_llm_replies(llm: ScriptedLLM) -> Attack:
@@ -316,10 +281,7 @@ def main() -> int:
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"hostile-{uuid.uuid4().hex[:8]}"
     write_pdfs(work / "pdfs")
     llm = ScriptedLLM().start()
-    port = free_port()
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("HIGHLIGHT_")},
-        "PYTHONPATH": str(args.app_dir),
         "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{work / 'hostile.db'}",
         "HIGHLIGHT_PDF_ROOT": str(work / "pdfs"),
         "HIGHLIGHT_INDEX_CACHE_DIR": str(work / "cache"),
@@ -331,20 +293,6 @@ def main() -> int:
         "HIGHLIGHT_LLM_MAX_RETRIES": "0",
         "HIGHLIGHT_LOG_LEVEL": "WARNING",
     }
-    log = work / "service.log"
-    with log.open("w") as sink:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-            cwd=work, env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
-    sampler = Sampler(server.pid).start()
     ok = {200, 201}
     attacks: list[tuple[Outcome, Attack]] = [
         (Outcome("text bomb (3M glyphs, 31 KB)", 120, ok), text_bomb),
@@ -357,16 +305,16 @@ def main() -> int:
         (Outcome("30 x 10 MB LLM replies", 120, ok), huge_llm_replies(llm)),
     ]
     try:
-        samples = asyncio.run(run(url, sampler, attacks))
+        with live_service(work, env, "serve", app_dir=args.app_dir) as service:
+            sampler = Sampler(service.process.pid).start()
+            try:
+                samples = asyncio.run(run(service.url, sampler, attacks))
+            finally:
+                sampler.stop()
+            output = service.output()
+            log = service.log
     finally:
-        sampler.stop()
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
         llm.stop()
-    output = log.read_text(errors="replace")
     failures = []
     print(f"{'attack':34} {'wall s':>7} {'hz n':>5} {'hz p50':>7} {'hz p99':>7} {'hz max':>7} "
           f"{'RSS MB':>7} {'tree MB':>8}  statuses")  # fmt: skip

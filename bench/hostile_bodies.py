@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.live import live_service  # noqa: E402
+from tests.fixtures.load import percentile  # noqa: E402
 
 READ, WRITE = "bench-read-token", "bench-write-token"
 
@@ -102,11 +103,6 @@ def watch_health(url: str, stop: threading.Event, latencies: list[float]) -> Non
             started = time.perf_counter()
             client.get(f"{url}/healthz")
             latencies.append((time.perf_counter() - started) * 1000)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def run(clients: int, megabytes: float, writer: bool) -> None:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.documents.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
-from tests.fixtures.load import honest_outage, restart_postgres  # noqa: E402
+from tests.fixtures.load import honest_outage, percentile, restart_postgres  # noqa: E402
 
 PG_ADMIN = os.environ.get(
     "HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -49,11 +49,6 @@ ANSWER = (
     "The programme will cost 12.5 billion shillings over three years, and each county pays one "
     "third of the running costs. The final figures show a deficit of 5.1 per cent."
 )
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _psql(sql: str) -> None:

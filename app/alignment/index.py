@@ -55,6 +55,14 @@ MAX_PAGE_CHARS = 200_000
 class PageTooDense(ValueError):
     """A page with more characters than ``MAX_PAGE_CHARS``."""
 
+    @classmethod
+    def check(cls, page: int, count: int) -> None:
+        """Raise for 1-based ``page`` holding ``count`` characters when that is too many."""
+        if count > MAX_PAGE_CHARS:
+            raise cls(
+                f"page {page} holds {count} characters (at most {MAX_PAGE_CHARS} are indexed)"
+            )
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DocumentIndex:
@@ -146,11 +154,7 @@ class _Builder:
         # Counted on MuPDF's own text page first: the Python dicts of "rawdict" cost about
         # 600 bytes per character, which is where a bomb would take the memory.
         textpage = page.get_textpage(flags=_TEXT_FLAGS)
-        count = len(textpage.extractText())
-        if count > MAX_PAGE_CHARS:
-            raise PageTooDense(
-                f"page {number} holds {count} characters (at most {MAX_PAGE_CHARS} are indexed)"
-            )
+        PageTooDense.check(number, len(textpage.extractText()))
         content = page.get_text("rawdict", flags=_TEXT_FLAGS, textpage=textpage)
         self.page = number
         candidates: list[NumberCandidate] = []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pymupdf
 
-from app.alignment.index import MAX_PAGE_CHARS, PageTooDense
+from app.alignment.index import PageTooDense
 from app.alignment.sentences import split_sentences
 from app.alignment.text import clean_extracted
 
@@ -38,12 +38,8 @@ def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
     with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
         for page in doc:
             page_blocks = page.get_text("blocks")
-            count = sum(len(block[4]) for block in page_blocks)
-            if count > MAX_PAGE_CHARS:  # the index would refuse it too
-                raise PageTooDense(
-                    f"page {page.number + 1} holds {count} characters "
-                    f"(at most {MAX_PAGE_CHARS} are indexed)"
-                )
+            # The index would refuse such a page too.
+            PageTooDense.check(page.number + 1, sum(len(block[4]) for block in page_blocks))
             for block in page_blocks:
                 if block[6] != 0:  # image block
                     continue

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -17,7 +15,6 @@ import pytest
 
 from app.highlights import stored
 from app.main import create_app
-from tests.conftest import PROJECT_ROOT
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.hostile_pdfs import (
     BOMB_FIRST_LINE,
@@ -26,6 +23,7 @@ from tests.fixtures.hostile_pdfs import (
     write_huge_page_pdf,
     write_text_bomb_pdf,
 )
+from tests.fixtures.live import ingest_refusal
 
 
 def _document(source_path: str, chunk_id: str) -> dict[str, object]:
@@ -87,18 +85,7 @@ async def test_a_text_bomb_gets_pdf_too_complex_once_and_is_then_refused_at_once
 
 def test_ingest_refuses_a_text_bomb_in_one_line(tmp_path: Path) -> None:
     pdf = write_text_bomb_pdf(tmp_path / "bomb.pdf")
-    result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "ingest", str(pdf)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(PROJECT_ROOT), "HIGHLIGHT_LOG_LEVEL": "WARNING", "PATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines() == [
+    assert ingest_refusal(pdf) == [
         "error: bomb.pdf cannot be processed by this service: page 1 holds 3003047 characters "
         "(at most 200000 are indexed)"
     ]

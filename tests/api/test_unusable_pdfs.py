@@ -5,8 +5,6 @@ at PUT and ingest, and the control characters made `ingest` die with a pydantic 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -16,8 +14,8 @@ import pytest
 from app.cli import ingest_into_database
 from app.core.errors import BadRequest
 from tests.api.test_highlights import batch
-from tests.conftest import PROJECT_ROOT
 from tests.fixtures.app import app_client, make_settings
+from tests.fixtures.live import ingest_refusal
 from tests.fixtures.pdfs import (
     write_control_chars_pdf,
     write_cyclic_page_tree_pdf,
@@ -61,18 +59,7 @@ async def test_a_pdf_that_cannot_be_indexed_is_refused_at_put_and_ingest(
 
 def test_the_cli_refuses_an_unusable_pdf_in_one_line(tmp_path: Path) -> None:
     pdf = write_cyclic_page_tree_pdf(tmp_path / "cyclic.pdf")
-    result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "ingest", str(pdf)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(PROJECT_ROOT), "HIGHLIGHT_LOG_LEVEL": "WARNING", "PATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines() == [
+    assert ingest_refusal(pdf) == [
         "error: cyclic.pdf cannot be indexed: its page tree declares 2 pages, but page 2 cannot "
         "be read (cycle in page tree)"
     ]
