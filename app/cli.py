@@ -68,6 +68,7 @@ async def ingest_into_database(
     from app.documents.storage import PdfStorage
     from app.documents.workers import pdf_workers
     from app.highlights.locating import index_or_refuse
+    from app.highlights.stored import forget_other_content
 
     # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
     storage = PdfStorage(settings.pdf_root, pdf_workers(settings))
@@ -83,9 +84,10 @@ async def ingest_into_database(
         storage.workers.close()
     engine = create_engine(settings.database_url)
     try:
-        outcome = await put_document(
-            create_session_factory(engine), storage, plan.document_id, plan.body, plan.facts
-        )
+        factory = create_session_factory(engine)
+        outcome = await put_document(factory, storage, plan.document_id, plan.body, plan.facts)
+        if outcome.changed:
+            await forget_other_content(factory, plan.document_id)
     finally:
         await dispose_engine(engine)
     document = outcome.document

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.alignment.text import is_cjk, normalize_text
+from app.alignment.text import normalize_text
+from app.core.scripts import is_cjk
 
 KINDS = ("clean", "edited", "elided", "cjk_compat", "repeated")
 # Generated documents add "columns" and "table" (bench/gen_irs.py, bench/gen_cells.py).

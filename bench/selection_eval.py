@@ -49,7 +49,7 @@ from selection_metrics import (  # noqa: E402
     score_choice,
 )
 
-from app.alignment.sentences import split_sentences  # noqa: E402
+from app.selection.sentences import split_sentences  # noqa: E402
 from app.cli import ingest_into_database  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]  # no inline types; types-PyYAML not installed
 
 from app.core.config import Settings
 from tests.conftest import PROJECT_ROOT
@@ -30,7 +30,7 @@ def test_compose_settings_are_real_and_valid(monkeypatch: pytest.MonkeyPatch) ->
         assert set(env) <= fields, set(env) - fields
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+        settings = Settings(_env_file=None)
         assert settings.llm_provider == "vllm"
         assert settings.llm_chat_template_kwargs == {"enable_thinking": False}
 

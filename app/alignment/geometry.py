@@ -11,6 +11,15 @@ from app.alignment.index import NO_LINE, DocumentIndex
 _GAP_IN_HEIGHTS = 2.5
 
 
+# Rectangles and page sizes leave the service in PDF points to 1/100: finer is noise, and the
+# same placement must give the same numbers (highlight ids hash them).
+POINT_DECIMALS = 2
+
+
+def points(value: float) -> float:
+    return round(value, POINT_DECIMALS)
+
+
 @dataclass(frozen=True, slots=True)
 class LineRect:
     page: int
@@ -18,6 +27,11 @@ class LineRect:
     y0: float
     x1: float
     y1: float
+
+    def rounded(self) -> LineRect:
+        return LineRect(
+            self.page, points(self.x0), points(self.y0), points(self.x1), points(self.y1)
+        )
 
 
 def _close_piece(index: DocumentIndex, page: int, members: list[int]) -> LineRect:

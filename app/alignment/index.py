@@ -31,6 +31,7 @@ from app.alignment.margins import (
     leading_number,
     margin_numbers,
 )
+from app.alignment.pdf import open_pdf
 from app.alignment.readings import Readings, build_readings
 from app.alignment.text import Normalized, normalize
 
@@ -106,6 +107,14 @@ class DocumentIndex:
         width, height = self.sizes[page - 1]
         return (height, width) if self.rotation(page) in (90, 270) else (width, height)
 
+    def clamp_pages(self, pages: tuple[int, int] | None) -> tuple[int, int]:
+        """``pages`` (1-based, inclusive, either order) inside the document; None is all of it.
+        A chunk's stored pages may lie beyond a PDF that was replaced by a shorter one."""
+        if pages is None:
+            return 1, self.page_count
+        first, last = sorted(pages)
+        return max(1, min(first, self.page_count)), max(1, min(last, self.page_count))
+
     def has_text(self, page: int) -> bool:
         return self.norm_page_start[page - 1] < self.norm_page_start[page]
 
@@ -173,7 +182,7 @@ def build_index(pdf: Path | bytes) -> DocumentIndex:
     sizes: list[tuple[float, float]] = []
     rotations: list[int] = []
     char_page_start: array[int] = array("i", [0])
-    with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
+    with open_pdf(pdf) as doc:
         for number, page in enumerate(doc, start=1):
             sizes.append((float(page.rect.width), float(page.rect.height)))
             rotations.append(int(page.rotation) % 360)

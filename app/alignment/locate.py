@@ -78,13 +78,6 @@ _NO_MATCH = LocateResult("no_match", 0.0, "", ())
 _NO_TEXT = LocateResult("no_text_layer", 0.0, "", ())
 
 
-def _page_bounds(index: DocumentIndex, pages: tuple[int, int] | None) -> tuple[int, int]:
-    if pages is None:
-        return 1, index.page_count
-    first, last = sorted(pages)
-    return max(1, min(first, index.page_count)), max(1, min(last, index.page_count))
-
-
 Scored = tuple[Match, float]
 
 
@@ -311,7 +304,7 @@ def _locate(
     # Everything here works in the text frame, where lines are horizontal.
     if index.page_count == 0:
         return _NO_TEXT
-    first, last = _page_bounds(index, pages)
+    first, last = index.clamp_pages(pages)
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
     at = _Search(*index.norm_range(first, last), chunk)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,16 +48,7 @@ def _render(request_id: Any, result: LocateResult) -> dict[str, Any]:
         "status": result.status,
         "score": result.score,
         "matched_text": result.matched_text,
-        "rects": [
-            {
-                "page": r.page,
-                "x0": round(r.x0, 2),
-                "y0": round(r.y0, 2),
-                "x1": round(r.x1, 2),
-                "y1": round(r.y1, 2),
-            }
-            for r in result.rects
-        ],
+        "rects": [asdict(r.rounded()) for r in result.rects],
     }
 
 

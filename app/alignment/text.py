@@ -21,6 +21,8 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
+from app.core.scripts import CJK
+
 # "...", ". . .", "…" (NFKC turns U+2026 into "..."), and bracketed "[...]" elisions.
 # Linear on any input: no match is tried from inside a run of white space (one from the run's
 # first character was, with the same outcome: a match cannot end inside such a run), and "\s*+"
@@ -96,22 +98,8 @@ def split_elision(quote: str) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
-_CJK_RANGES = (
-    "\u3040-\u30ff"  # kana
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
-    "\uac00-\ud7af"  # hangul (skeletons hold jamo instead, about one letter each)
-    "\U00020000-\U0002fa1f"
-)
-_CJK = re.compile(f"[{_CJK_RANGES}]")
-
-
-def is_cjk(char: str) -> bool:
-    """Scripts written without spaces between words (used to judge how much a quote says)."""
-    return _CJK.match(char) is not None
-
-
 def information(skeleton: str) -> float:
     """Rough "Latin-letter equivalents" in a skeleton: one CJK character says about as much as
     three letters, so length thresholds must weigh them up."""
-    cjk = len(_CJK.findall(skeleton))
+    cjk = len(CJK.findall(skeleton))
     return (len(skeleton) - cjk) + 3.0 * cjk

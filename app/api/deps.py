@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.core.config import Settings
 from app.core.errors import Forbidden, Unauthorized
+from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN
 from app.core.security import Scope, TokenRegistry
 from app.db.session import transaction
-from app.documents.schemas import ID_PATTERN
 from app.documents.storage import PdfStorage
 from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
@@ -103,7 +103,7 @@ LINK_SIGNATURE = r"^[A-Za-z0-9_-]{1,64}$"
 async def _pdf_access(
     state: StateDep,
     credentials: Credentials,
-    document_id: Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)],
+    document_id: Annotated[str, Path(min_length=1, max_length=DOCUMENT_ID_MAX, pattern=ID_PATTERN)],
     expires: Annotated[
         int | None, Query(description="Expiry (Unix time) of a signed link from a batch result.")
     ] = None,

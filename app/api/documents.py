@@ -9,11 +9,10 @@ from pydantic import StringConstraints
 from app.api.deps import HIGHLIGHT_ID, SessionDep, StateDep
 from app.api.pdf_response import PdfFileResponse
 from app.core.errors import error_responses
-from app.core.fields import MAX_INT32
+from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
 from app.documents import service
 from app.documents.models import Document
 from app.documents.schemas import (
-    ID_PATTERN,
     ChunkOut,
     DocumentOut,
     DocumentUpsert,
@@ -25,7 +24,7 @@ from app.documents.schemas import (
 reads = APIRouter(prefix="/v2/documents", tags=["documents"])
 writes = APIRouter(prefix="/v2/documents", tags=["documents"])
 files = APIRouter(prefix="/v2/documents", tags=["documents"])
-DocumentId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+DocumentId = Annotated[str, Path(min_length=1, max_length=DOCUMENT_ID_MAX, pattern=ID_PATTERN)]
 
 
 def _out(document: Document, include_text: bool) -> DocumentOut:
@@ -70,9 +69,11 @@ async def put_document(
     if outcome.created:
         response.status_code = status.HTTP_201_CREATED
     if outcome.changed:
-        # After the response (and the commit): the first highlight request then finds it ready.
+        # After the response (and the commit): the earlier content's highlights are deleted, and
+        # the first highlight request finds the new text index ready.
+        document = outcome.document
         background.add_task(
-            state.highlights.warm_index, outcome.document.source_path, outcome.document.sha256
+            state.highlights.document_changed, document.id, document.source_path, document.sha256
         )
     return DocumentUpsertResult(
         **_out(outcome.document, include_text=False).model_dump(),

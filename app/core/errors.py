@@ -3,17 +3,28 @@ errors become HTTP.
 
     AppError (500)
      ├── BadRequest (422)            input that passed schema validation but is still unusable
-     │    └── (PdfTooComplex, 422, code pdf_too_complex: documents/workers.py)
+     │    ├── InvalidDocumentId, InvalidChunks, InvalidSourcePath, UnreadablePdf
+     │    ├── PdfTooComplex          code pdf_too_complex     (all five: documents/errors.py)
+     │    └── BatchTooLarge, PageNotRendered                  (highlights/errors.py)
      ├── Unauthorized (401)          no or unknown bearer token
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
+     │    ├── DocumentNotFound, PdfMissing                     (documents/errors.py)
+     │    └── HighlightNotFound, PageNotFound                  (highlights/errors.py)
      ├── Conflict (409)
-     │    ├── WriteConflict (409)    two requests raced for the same rows; writers retry it
-     │    └── (PdfChanged, 409, code pdf_changed: documents/storage.py)
+     │    ├── WriteConflict          two requests raced for the same rows; writers retry it
+     │    ├── ChunkIdsTaken                                    (documents/errors.py)
+     │    └── PdfChanged             code pdf_changed          (documents/errors.py)
      ├── PayloadTooLarge (413)
-     ├── UpstreamError (502)         an external system failed (the LLM family: app.llm.errors)
+     ├── RangeNotInFile (416)        code range_not_satisfiable (api/pdf_response.py)
+     ├── UpstreamError (502)         an external system failed
+     │    └── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
+
+A named subclass keeps its parent's status and code (two codes excepted, shown above): the codes
+are the API's contract, the class names say where a case is raised. The domain errors live with
+their domain; a test holds this drawing to the classes that exist.
 
 Every error, including FastAPI's validation errors and Starlette's 404/405 for unknown routes, is
 rendered as ``ErrorBody``: ``{"error": {"code", "message", "details"?}}``. Routes declare the

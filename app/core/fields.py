@@ -14,6 +14,11 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 NO_NUL_PATTERN = r"^[^\x00]*$"
+# Ids: the database columns (and the migrations that made them) are this wide.
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]*$"
+DOCUMENT_ID_MAX = 128
+CHUNK_ID_MAX = 256
+CITATION_ID_MAX = 128
 # PostgreSQL's and SQLite's INTEGER: larger numbers cannot be stored.
 MAX_INT32 = 2**31 - 1
 

@@ -10,11 +10,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pymupdf
-
 from app.alignment.index import PageTooDense
-from app.alignment.sentences import split_sentences
+from app.alignment.pdf import open_pdf
 from app.alignment.text import clean_extracted
+from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 
@@ -35,7 +34,7 @@ class _Block:
 
 def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
     blocks: list[_Block] = []
-    with pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf) as doc:
+    with open_pdf(pdf) as doc:
         for page in doc:
             page_blocks = page.get_text("blocks")
             # The index would refuse such a page too.

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX
 from app.db.base import Base
 
 
@@ -15,7 +16,7 @@ def _now() -> datetime:
 class Document(Base):
     __tablename__ = "document"
 
-    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    id: Mapped[str] = mapped_column(String(DOCUMENT_ID_MAX), primary_key=True)
     title: Mapped[str] = mapped_column(String(500))
     # Relative to HIGHLIGHT_PDF_ROOT, with forward slashes; never absolute.
     source_path: Mapped[str] = mapped_column(String(1024))
@@ -36,7 +37,7 @@ class Chunk(Base):
     __tablename__ = "chunk"
     __table_args__ = (UniqueConstraint("document_id", "ordinal"),)
 
-    id: Mapped[str] = mapped_column(String(256), primary_key=True)
+    id: Mapped[str] = mapped_column(String(CHUNK_ID_MAX), primary_key=True)
     document_id: Mapped[str] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), index=True
     )

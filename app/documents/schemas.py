@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.core.fields import MAX_INT32, StorableText
+from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, StorableText
 from app.documents.storage import source_path_problem
-
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]*$"
 
 
 class ChunkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=256, pattern=ID_PATTERN)
+    id: str = Field(min_length=1, max_length=CHUNK_ID_MAX, pattern=ID_PATTERN)
     text: StorableText = Field(min_length=1, max_length=100_000)
     page_start: int = Field(
         ge=1, le=MAX_INT32, description="First page the chunk's text is on, 1-based."

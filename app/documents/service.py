@@ -16,14 +16,23 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import AppError, BadRequest, Conflict, NotFound
+from app.core.errors import AppError, NotFound
+from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
 from app.db.session import in_transaction
 from app.documents import repository
 from app.documents.chunking import chunk_pdf
+from app.documents.errors import (
+    ChunkIdsTaken,
+    DocumentNotFound,
+    InvalidChunks,
+    InvalidDocumentId,
+    PdfChanged,
+    PdfMissing,
+    UnreadablePdf,
+)
 from app.documents.models import Chunk, Document
-from app.documents.schemas import ID_PATTERN, ChunkIn, DocumentUpsert
-from app.documents.storage import PdfChanged, PdfFacts, PdfMissing, PdfStorage, inspect_pdf
-from app.highlights import repository as highlights
+from app.documents.schemas import ChunkIn, DocumentUpsert
+from app.documents.storage import PdfFacts, PdfStorage, inspect_pdf
 
 log = logging.getLogger(__name__)
 # A racing identical write loses at most once per competitor; three tries cover a burst.
@@ -39,7 +48,7 @@ class UpsertOutcome:
 
 def slugify(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
-    return slug[:128] or "document"
+    return slug[:DOCUMENT_ID_MAX] or "document"
 
 
 def _same_chunks(stored: list[Chunk], incoming: list[Chunk]) -> bool:
@@ -54,14 +63,14 @@ def _check_chunks(chunks: list[ChunkIn], page_count: int) -> None:
     ordinals: set[int] = set()
     for position, chunk in enumerate(chunks):
         if chunk.id in seen:
-            raise BadRequest(f"chunks[{position}].id {chunk.id!r} appears twice")
+            raise InvalidChunks(f"chunks[{position}].id {chunk.id!r} appears twice")
         seen.add(chunk.id)
         ordinal = position if chunk.ordinal is None else chunk.ordinal
         if ordinal in ordinals:
-            raise BadRequest(f"chunks[{position}].ordinal {ordinal} appears twice")
+            raise InvalidChunks(f"chunks[{position}].ordinal {ordinal} appears twice")
         ordinals.add(ordinal)
         if chunk.page_end > page_count:
-            raise BadRequest(
+            raise InvalidChunks(
                 f"chunks[{position}] ends on page {chunk.page_end}, "
                 f"but the PDF has {page_count} pages"
             )
@@ -96,10 +105,7 @@ async def _upsert(
     owners = await repository.chunk_owners(session, [c.id for c in body.chunks])
     foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
     if foreign:
-        raise Conflict(
-            f"chunk ids already belong to another document: {', '.join(foreign[:5])}",
-            details={"chunk_ids": foreign},
-        )
+        raise ChunkIdsTaken(foreign)
     incoming = [
         Chunk(
             id=c.id,
@@ -132,8 +138,6 @@ async def _upsert(
     document.updated_at = datetime.now(UTC)
     await session.flush()
     await repository.replace_chunks(session, document, incoming)
-    # Highlights of the previous content: their rectangles belong to another file.
-    await highlights.forget_highlights_of(session, document_id, facts.sha256)
     await session.refresh(document, ["chunks"])
     return UpsertOutcome(document, created=created, changed=True)
 
@@ -151,10 +155,10 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
     if not pdf_path.is_file():
         raise NotFound(f"no such file: {pdf_path}")
     doc_id = document_id or slugify(pdf_path.stem)
-    if not re.fullmatch(ID_PATTERN, doc_id) or len(doc_id) > 128:
-        raise BadRequest(
-            f"document id {doc_id!r} must be at most 128 letters, digits, '.', '_', ':' or '-', "
-            "starting with a letter or digit"
+    if not re.fullmatch(ID_PATTERN, doc_id) or len(doc_id) > DOCUMENT_ID_MAX:
+        raise InvalidDocumentId(
+            f"document id {doc_id!r} must be at most {DOCUMENT_ID_MAX} letters, digits, '.', '_', "
+            "':' or '-', starting with a letter or digit"
         )
     data = pdf_path.read_bytes()
     run = storage.workers.run
@@ -166,15 +170,16 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
         raise
     except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
         log.warning("cannot chunk %s", pdf_path.name, exc_info=True)
-        raise BadRequest(
+        raise UnreadablePdf(
             f"{pdf_path.name} cannot be indexed ({type(exc).__name__}: {exc})"
         ) from exc
     if not drafts:
-        raise BadRequest(
+        raise UnreadablePdf(
             f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
         )
     relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
-    prefix = doc_id[: 256 - 6]
+    # Room for the "-c0000" suffix within a chunk id.
+    prefix = doc_id[: CHUNK_ID_MAX - 6]
     body = DocumentUpsert(
         title=facts.title or pdf_path.stem,
         source_path=relative,
@@ -195,7 +200,7 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
 async def get_document(session: AsyncSession, document_id: str) -> Document:
     document = await repository.get_document(session, document_id)
     if document is None:
-        raise NotFound(f"no document with id {document_id!r}")
+        raise DocumentNotFound(document_id)
     return document
 
 
@@ -215,7 +220,7 @@ async def pdf_file_of(
     without claiming to be the ingested one."""
     document = await repository.get_document_row(session, document_id)
     if document is None:
-        raise NotFound(f"no document with id {document_id!r}")
+        raise DocumentNotFound(document_id)
     if pinned is not None and pinned != document.sha256:
         raise PdfChanged(
             f"document {document_id!r} was re-ingested with other content since this link was "
@@ -229,4 +234,6 @@ async def pdf_file_of(
             raise
         return PdfFile(storage.resolve(document.source_path), None)
     except PdfMissing as exc:
-        raise NotFound(f"the PDF of document {document_id!r} is missing from the PDF root") from exc
+        raise PdfMissing(
+            f"the PDF of document {document_id!r} is missing from the PDF root"
+        ) from exc

@@ -22,8 +22,10 @@ from pathlib import Path, PurePosixPath
 
 import pymupdf
 
+from app.alignment.pdf import open_pdf
 from app.alignment.text import clean_extracted
-from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound
+from app.core.errors import BadRequest
+from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
 from app.documents.workers import PdfWorkers
 
 COPY_DIR = "ingested"
@@ -31,16 +33,6 @@ COPY_DIR = "ingested"
 MAX_NAME_BYTES = 255
 
 Fingerprint = tuple[int, int, int, int, int]
-
-
-class PdfMissing(NotFound):
-    pass
-
-
-class PdfChanged(Conflict):
-    """The PDF on disk is not the content a document (or a stored highlight) was made from."""
-
-    code = ErrorCode.pdf_changed
 
 
 @dataclass(frozen=True)
@@ -88,14 +80,14 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
     """Blocking: the page count and metadata title of a PDF that can be read without a password.
     ``name`` (never a server path) is what error messages show."""
     try:
-        doc = pymupdf.open(data) if isinstance(data, Path) else pymupdf.open(stream=data)
+        doc = open_pdf(data)
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
-        raise BadRequest(f"{name} cannot be opened as a PDF (damaged or not a PDF)") from exc
+        raise UnreadablePdf(f"{name} cannot be opened as a PDF (damaged or not a PDF)") from exc
     with doc:
         if not doc.is_pdf:
-            raise BadRequest(f"{name} is not a PDF")
+            raise UnreadablePdf(f"{name} is not a PDF")
         if doc.needs_pass:
-            raise BadRequest(
+            raise UnreadablePdf(
                 f"{name} is encrypted with a user password; store a decrypted copy "
                 "(e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that"
             )
@@ -103,7 +95,7 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
             page_count = int(doc.page_count)
         except _MUPDF_ERRORS as exc:
             # e.g. /Count -1 or 99999999: MuPDF raises only when the count is first read.
-            raise BadRequest(
+            raise UnreadablePdf(
                 f"{name} cannot be indexed: its page tree is invalid ({_reason(exc)})"
             ) from None
         _check_pages(doc, page_count, name)
@@ -116,12 +108,12 @@ def _check_pages(doc: pymupdf.Document, page_count: int, name: str) -> None:
     tree loops back on itself, is accepted by ``page_count`` but can never be highlighted on the
     pages it claims. Loading a page object costs about 0.1 ms (no content is parsed)."""
     if page_count < 1:
-        raise BadRequest(f"{name} has no pages")
+        raise UnreadablePdf(f"{name} has no pages")
     for number in range(page_count):
         try:
             doc.load_page(number)
         except _MUPDF_ERRORS as exc:
-            raise BadRequest(
+            raise UnreadablePdf(
                 f"{name} cannot be indexed: its page tree declares {page_count} pages, but page "
                 f"{number + 1} cannot be read ({_reason(exc)})"
             ) from None
@@ -149,10 +141,10 @@ class PdfStorage:
         (``..``, absolute paths, symlinks pointing out)."""
         problem = source_path_problem(source_path)
         if problem:
-            raise BadRequest(f"source_path {problem}")
+            raise InvalidSourcePath(f"source_path {problem}")
         resolved = (self.root / source_path).resolve()
         if not resolved.is_relative_to(self.root):
-            raise BadRequest("source_path points outside the PDF root")
+            raise InvalidSourcePath("source_path points outside the PDF root")
         return resolved
 
     def relative(self, path: Path) -> str | None:
@@ -166,7 +158,7 @@ class PdfStorage:
         """Blocking: hash and page count of a PDF under the root, refusing what cannot be read."""
         path = self.resolve(source_path)
         if not path.is_file():
-            raise BadRequest(
+            raise InvalidSourcePath(
                 f"no PDF at source_path {source_path!r} under the PDF root; "
                 "copy the file there first (or use `highlight-service ingest`)"
             )

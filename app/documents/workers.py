@@ -28,17 +28,12 @@ from pebble import ProcessExpired, ProcessPool
 
 from app.alignment.index import PageTooDense
 from app.core.config import Settings
-from app.core.errors import BadRequest, ErrorCode
+from app.core.errors import BadRequest
+from app.documents.errors import PdfTooComplex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _PRELOAD = ["app.documents.workers", "app.documents.chunking"]
-
-
-class PdfTooComplex(BadRequest):
-    """A PDF whose processing needs more memory or time than one job may use."""
-
-    code = ErrorCode.pdf_too_complex
 
 
 class PdfJobFailed(RuntimeError):

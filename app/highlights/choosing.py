@@ -15,13 +15,20 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from app.alignment.sentences import Sentence
 from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
 from app.highlights.schemas import HighlightBatchRequest, Reason
-from app.highlights.selection import select_batch
 from app.llm.client import StructuredClient
-from app.llm.errors import LLMError
+from app.llm.errors import (
+    LLMError,
+    LLMInvalidOutput,
+    LLMParameterRefused,
+    LLMRejected,
+    LLMTruncated,
+    LLMUnavailable,
+)
+from app.selection.selection import select_batch
+from app.selection.sentences import Sentence
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,6 +49,21 @@ class Chosen:
     per_chunk: dict[str, Choice] = field(default_factory=dict)
     # Says more than the reason's standard message (the deadline, a shutdown).
     note: str | None = None
+
+
+# What a reader is told when the LLM failed, by the error's class (the first that matches).
+# Anything else (all tiers unsupported, a bare LLMError) reads as the LLM being unavailable.
+_LLM_REASONS: tuple[tuple[type[LLMError], Reason], ...] = (
+    (LLMTruncated, Reason.llm_truncated),
+    (LLMInvalidOutput, Reason.llm_invalid_output),
+    (LLMRejected, Reason.llm_rejected),
+    (LLMParameterRefused, Reason.llm_rejected),
+    (LLMUnavailable, Reason.llm_unavailable),
+)
+
+
+def reason_for(exc: LLMError) -> Reason:
+    return next((r for cls, r in _LLM_REASONS if isinstance(exc, cls)), Reason.llm_unavailable)
 
 
 class Abandoned(Exception):
@@ -138,9 +160,8 @@ class SentenceChooser:
                     self._ask_llm(request, sentences), budget_s
                 )
             except LLMError as exc:
-                log.warning("LLM selection failed (%s): %s", exc.reason, exc.message)
-                known = exc.reason in Reason.__members__
-                fallback = Reason(exc.reason) if known else Reason.llm_unavailable
+                log.warning("LLM selection failed (%s): %s", exc.kind, exc.message)
+                fallback = reason_for(exc)
             except Abandoned as exc:
                 fallback = Reason.llm_unavailable
                 chosen.note = (

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
+from app.alignment.geometry import points
 from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
-from app.alignment.sentences import Sentence
-from app.core.errors import AppError, BadRequest
-from app.documents.storage import PdfChanged, PdfMissing, PdfStorage
-from app.documents.workers import PdfTooComplex
+from app.core.errors import AppError
+from app.documents.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
+from app.documents.storage import PdfStorage
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
+from app.selection.sentences import Sentence
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ def index_or_refuse(
         raise
     except Exception as exc:
         log.warning("cannot index %s", source_path, exc_info=True)
-        raise BadRequest(
+        raise UnreadablePdf(
             f"{source_path.rsplit('/', 1)[-1]} cannot be indexed ({type(exc).__name__}: {exc})"
         ) from exc
 
@@ -118,8 +119,7 @@ def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentInd
 
 
 def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
-    first = max(1, min(job.pages[0], index.page_count))
-    last = max(first, min(job.pages[1], index.page_count))
+    first, last = index.clamp_pages(job.pages)
     if not any(index.has_text(p) for p in range(first, last + 1)):
         return ChunkLocation(error=Reason.no_text_layer)
     location = ChunkLocation()
@@ -142,15 +142,7 @@ def _highlight(
     normalized: list[NormalizedRect] = []
     for r in found.rects:
         page_width, page_height = index.page_size(r.page)
-        rects.append(
-            Rect(
-                page=r.page,
-                x0=round(r.x0, 2),
-                y0=round(r.y0, 2),
-                x1=round(r.x1, 2),
-                y1=round(r.y1, 2),
-            )
-        )
+        rects.append(Rect.model_validate(asdict(r.rounded())))
         normalized.append(
             NormalizedRect(
                 page=r.page,
@@ -167,8 +159,8 @@ def _highlight(
         start=sentence.start,
         end=sentence.end,
         page=found.page,
-        page_width=round(width, 2),
-        page_height=round(height, 2),
+        page_width=points(width),
+        page_height=points(height),
         score=round(found.score, 1),
         rects=rects,
         normalized_rects=normalized,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.core.fields import CHUNK_ID_MAX
 from app.db.base import Base
 
 
@@ -24,7 +25,7 @@ class StoredHighlight(Base):
     )
     # The PDF content the rectangles belong to; the id is derived from it too.
     document_sha256: Mapped[str] = mapped_column(String(64))
-    chunk_id: Mapped[str] = mapped_column(String(256))
+    chunk_id: Mapped[str] = mapped_column(String(CHUNK_ID_MAX))
     page: Mapped[int] = mapped_column(Integer)
     data: Mapped[str] = mapped_column(Text)  # the Highlight, as JSON
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)

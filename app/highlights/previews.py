@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import pymupdf
 
+from app.alignment.pdf import open_pdf
 from app.highlights.schemas import Rect
 
 FILL = (255, 214, 0)  # the reference viewer's highlight colour
@@ -51,7 +52,7 @@ def render_page(
 ) -> tuple[bytes, float]:
     """PNG of page ``page_number`` (1-based) as displayed, with ``rects`` (the API's displayed
     frame, PDF points) filled, and the scale it was rendered at."""
-    with pymupdf.open(stream=pdf) as doc:
+    with open_pdf(pdf) as doc:
         page = doc[page_number - 1]
         scale = bounded_scale(page.rect.width, page.rect.height, scale, max_pixels)
         pixmap = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.alignment.sentences import Sentence
+from app.selection.sentences import Sentence
 
 SYSTEM_PROMPT = """\
 You check which sentences of cited source passages support an answer that was given to a user.

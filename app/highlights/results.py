@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.alignment.sentences import Sentence
 from app.documents.links import PdfLinks
 from app.highlights.choosing import Choice, Chosen
 from app.highlights.locating import ChunkLocation
@@ -20,6 +19,7 @@ from app.highlights.schemas import (
     HighlightBatchResponse,
     Reason,
 )
+from app.selection.sentences import Sentence
 
 MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",

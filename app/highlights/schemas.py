@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.fields import StorableText
+from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -18,9 +18,9 @@ MAX_CITATIONS = 50
 class CitationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    chunk_id: StorableText = Field(min_length=1, max_length=256)
+    chunk_id: StorableText = Field(min_length=1, max_length=CHUNK_ID_MAX)
     citation_id: StorableText | None = Field(
-        default=None, max_length=128, description="The frontend's own id, echoed back."
+        default=None, max_length=CITATION_ID_MAX, description="The frontend's own id, echoed back."
     )
 
 

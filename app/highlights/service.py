@@ -24,8 +24,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
-from app.alignment.sentences import Sentence, split_sentences
-from app.core.errors import AppError, BadRequest, DatabaseUnavailable, WriteConflict
+from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents import repository as documents
 from app.documents.links import PdfLinks
@@ -33,6 +32,7 @@ from app.documents.storage import PdfStorage
 from app.highlights import repository
 from app.highlights.cache import cache_key, cacheable, etag
 from app.highlights.choosing import Choice, Chosen, SentenceChooser
+from app.highlights.errors import BatchTooLarge
 from app.highlights.locating import ChunkLocation, LocateJob, locate_chunks, open_index
 from app.highlights.results import StoredChunk, batch_status, result_for, with_links
 from app.highlights.schemas import (
@@ -40,7 +40,9 @@ from app.highlights.schemas import (
     HighlightBatchRequest,
     HighlightBatchResponse,
 )
+from app.highlights.stored import forget_other_content
 from app.llm.client import StructuredClient
+from app.selection.sentences import Sentence, split_sentences
 
 log = logging.getLogger(__name__)
 # Old cache rows are deleted at most this often per process (on a write).
@@ -122,6 +124,16 @@ class HighlightService:
     def begin_shutdown(self) -> None:
         self.chooser.begin_shutdown()
 
+    async def document_changed(self, document_id: str, source_path: str, sha256: str) -> None:
+        """After a document's new content is committed (a background task of the PUT): forget
+        the highlights of its earlier content, and build the new content's text index. Failures
+        only log: reads skip stale highlights, and a batch reports an index it cannot build."""
+        try:
+            await forget_other_content(self.session_factory, document_id)
+        except Exception as exc:  # an outage: the rows wait for the next change
+            log.warning("could not delete the old highlights of %s: %r", document_id, exc)
+        await asyncio.to_thread(self.warm_index, source_path, sha256)
+
     def warm_index(self, source_path: str, sha256: str) -> None:
         """Blocking: build (or load) a document's text index ahead of its first highlight request,
         which would otherwise pay for it (about 2 s for a 350-page book). Failures only log: the
@@ -141,7 +153,9 @@ class HighlightService:
         ]
         for name, size, limit, unit in checks:
             if size > limit:
-                raise BadRequest(f"{name} has {size} {unit}; this service accepts at most {limit}")
+                raise BatchTooLarge(
+                    f"{name} has {size} {unit}; this service accepts at most {limit}"
+                )
 
     async def prepare(self, request: HighlightBatchRequest) -> Batch:
         """Everything that can fail the request itself (422, 503) happens here, before a stream

@@ -11,19 +11,34 @@ from pathlib import PurePosixPath
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import BadRequest, Busy, NotFound
+from app.core.errors import Busy
 from app.db.session import transaction
 from app.documents import repository as documents
+from app.documents.errors import DocumentNotFound
 from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
 from app.documents.workers import PdfJobFailed
 from app.highlights import repository
 from app.highlights.cache import etag
+from app.highlights.errors import HighlightNotFound, PageNotFound, PageNotRendered
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
 
 # A preview waits this long for a free render slot before it is answered 503 busy.
 PREVIEW_WAIT_S = 10.0
+
+
+async def forget_other_content(
+    session_factory: async_sessionmaker[AsyncSession], document_id: str
+) -> None:
+    """Delete the stored highlights of a document's earlier content (their rectangles belong to
+    another file), after its new content was committed. Reads already skip such rows, so this
+    only frees space, and may run late: it compares with the content stored *now*, so a document
+    put back to its earlier content before this runs keeps that content's highlights."""
+    async with transaction(session_factory) as session:
+        document = await documents.get_document_row(session, document_id)
+        if document is not None:
+            await repository.forget_highlights_of(session, document_id, document.sha256)
 
 
 @dataclass(frozen=True)
@@ -58,7 +73,7 @@ class StoredHighlights:
             row = await repository.get_highlight(session, highlight_id)
             document = await documents.get_document_row(session, row.document_id) if row else None
         if row is None or document is None or document.sha256 != row.document_sha256:
-            raise NotFound(f"no highlight {highlight_id!r} for the stored documents")
+            raise HighlightNotFound(f"no highlight {highlight_id!r} for the stored documents")
         # The file a viewer will draw these rectangles on: PdfChanged (409) when it is no longer
         # the content they were made from, even if nobody re-ingested it.
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
@@ -89,14 +104,14 @@ class StoredHighlights:
             document = await documents.get_document_row(session, document_id)
             rows = await repository.get_highlights(session, highlight_ids) if highlight_ids else []
         if document is None:
-            raise NotFound(f"no document with id {document_id!r}")
+            raise DocumentNotFound(document_id)
         if not 1 <= page <= document.page_count:
-            raise NotFound(f"document {document_id!r} has no page {page} ({document.page_count})")
+            raise PageNotFound(document_id, page, document.page_count)
         current = (document.id, document.sha256)
         found = {row.id: row for row in rows if (row.document_id, row.document_sha256) == current}
         missing = [h for h in highlight_ids if h not in found]
         if missing:
-            raise NotFound(f"no highlight {missing[0]!r} of document {document_id!r}")
+            raise HighlightNotFound(f"no highlight {missing[0]!r} of document {document_id!r}")
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
         tag = etag(f"{document.sha256}/{page}/{sorted(highlight_ids)}/{scale}".encode())
         if if_none_match == tag:
@@ -129,7 +144,7 @@ class StoredHighlights:
                 name=PurePosixPath(document.source_path).name,
             )
         except PdfJobFailed as exc:  # MuPDF could not draw this page (damaged content)
-            raise BadRequest(
+            raise PageNotRendered(
                 f"page {page} of document {document_id!r} cannot be rendered: {exc}"
             ) from None
         finally:

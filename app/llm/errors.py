@@ -1,7 +1,8 @@
 """Typed failures of the structured-output client.
 
 UpstreamError (app.core.errors)
- └── LLMError                 .reason is the per-citation reason the API reports
+ └── LLMError                 .kind names the failure in logs; the highlights side maps the
+      │                        class to the per-citation reason (highlights/choosing.py)
       ├── LLMUnavailable      connection, timeout, 5xx or 429 after retries; auth or model missing
       ├── LLMRejected         a 400 that is not about structured output (context too long, ...)
       ├── LLMUnsupported      a 400 saying the schema or parameter is unsupported: next tier
@@ -16,19 +17,19 @@ from app.core.errors import UpstreamError
 
 
 class LLMError(UpstreamError):
-    reason = "llm_error"
+    kind = "llm_error"
 
 
 class LLMUnavailable(LLMError):
-    reason = "llm_unavailable"
+    kind = "llm_unavailable"
 
 
 class LLMRejected(LLMError):
-    reason = "llm_rejected"
+    kind = "llm_rejected"
 
 
 class LLMUnsupported(LLMError):
-    reason = "llm_unsupported"
+    kind = "llm_unsupported"
 
     def __init__(
         self, message: str, *, this_call_only: bool = False, no_endpoints: bool = False
@@ -41,7 +42,7 @@ class LLMUnsupported(LLMError):
 
 
 class LLMParameterRefused(LLMError):
-    reason = "llm_rejected"
+    kind = "llm_rejected"
 
     def __init__(self, message: str, *, parameter: str) -> None:
         super().__init__(message)
@@ -49,8 +50,8 @@ class LLMParameterRefused(LLMError):
 
 
 class LLMTruncated(LLMError):
-    reason = "llm_truncated"
+    kind = "llm_truncated"
 
 
 class LLMInvalidOutput(LLMError):
-    reason = "llm_invalid_output"
+    kind = "llm_invalid_output"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from pathlib import Path
+from typing import Literal
 
 import pymupdf
 import pytest
@@ -81,7 +82,9 @@ def test_compat_quote_of_chinese_is_found(cjk_index: DocumentIndex) -> None:
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFD"])
-def test_korean_quote_is_found_composed_or_as_jamo(cjk_index: DocumentIndex, form: str) -> None:
+def test_korean_quote_is_found_composed_or_as_jamo(
+    cjk_index: DocumentIndex, form: Literal["NFC", "NFD"]
+) -> None:
     result = locate(cjk_index, unicodedata.normalize(form, KOREAN))
     assert result.status == "found"
     assert result.rects[0].y0 < 130 < result.rects[0].y1

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.alignment.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
+from app.selection.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
 from app.alignment.text import normalize_text, split_elision
-from app.highlights.selection import select_batch
+from app.selection.selection import select_batch
 
 # --- The oracle: split_sentences and split_elision as they were before they were made linear. ---
 

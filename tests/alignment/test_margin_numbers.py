@@ -5,6 +5,7 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
+from app.alignment.geometry import LineRect
 from app.alignment.index import DocumentIndex, build_index
 from app.alignment.locate import locate
 from app.alignment.margins import MarginNumber, hide, strip_numbers
@@ -57,8 +58,8 @@ def numbered_index(
     return build_index(path)
 
 
-def _y_centre(rect: object) -> float:
-    return (rect.y0 + rect.y1) / 2  # type: ignore[attr-defined]
+def _y_centre(rect: LineRect) -> float:
+    return (rect.y0 + rect.y1) / 2
 
 
 def test_margin_column_is_detected_and_left_out_of_the_skeleton(

@@ -4,7 +4,7 @@ readers' browsers, and CORS for the chat frontend's origin."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +234,11 @@ async def test_with_auth_on_the_docs_need_a_read_token_and_the_viewer_is_public(
             assert (await client.get(path)).status_code == 200, path
 
 
+def _clock_at(t: float) -> Callable[[], float]:
+    """A clock stuck at ``t``."""
+    return lambda: t
+
+
 def test_a_signed_link_expires_at_its_ttl() -> None:
     from pydantic import SecretStr
 
@@ -242,13 +247,13 @@ def test_a_signed_link_expires_at_its_ttl() -> None:
 
     tokens = TokenRegistry([SecretStr(READ)], [])
     for made_at in (1_000_000.0, 1_000_000.4, 1_003_599.9):
-        link = PdfLinks(tokens=tokens, ttl_s=60, clock=lambda t=made_at: t).pdf("doc", 1)
+        link = PdfLinks(tokens=tokens, ttl_s=60, clock=_clock_at(made_at)).pdf("doc", 1)
         expires = int(re.search(r"expires=(\d+)", link).group(1))  # type: ignore[union-attr]
         signature = re.search(r"signature=([\w-]+)", link).group(1)  # type: ignore[union-attr]
         # The expiry is rounded up to the next second, never to the hour.
         assert made_at + 60 <= expires < made_at + 61
-        assert tokens.link_is_valid("doc", expires, signature, clock=lambda t=made_at: t + 59)
-        assert not tokens.link_is_valid("doc", expires, signature, clock=lambda t=made_at: t + 61)
+        assert tokens.link_is_valid("doc", expires, signature, clock=_clock_at(made_at + 59))
+        assert not tokens.link_is_valid("doc", expires, signature, clock=_clock_at(made_at + 61))
 
 
 def test_the_access_log_filter_redacts_signatures_and_tokens() -> None:

@@ -77,9 +77,9 @@ async def test_control_characters_in_pdf_text_are_cleaned_where_the_text_is_extr
         text = document["chunks"][0]["text"]
         assert text.startswith("The box was ticked and the form was filed on time.")
         answer = "The box was ticked and the form was filed on time [1]."
-        response = await client.post(
-            "/v2/highlights/batch", json=batch(*ingested["chunks"], answer=answer)
-        )
+        chunk_ids = ingested["chunks"]
+        assert isinstance(chunk_ids, list)
+        response = await client.post("/v2/highlights/batch", json=batch(*chunk_ids, answer=answer))
     (result,) = response.json()["results"]
     assert result["status"] == "highlighted", result
     assert result["highlights"][0]["page"] == 1

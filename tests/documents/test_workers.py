@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -14,7 +15,8 @@ import pytest
 
 from app.alignment.index import build_index
 from app.core.errors import BadRequest
-from app.documents.workers import PdfJobFailed, PdfTooComplex, PdfWorkers, WorkerLimits
+from app.documents.errors import PdfTooComplex
+from app.documents.workers import PdfJobFailed, PdfWorkers, WorkerLimits
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 from tests.fixtures.pdfs import write_text_pdf
 
@@ -47,7 +49,7 @@ def pid() -> int:
 
 
 @pytest.fixture
-def workers() -> PdfWorkers:
+def workers() -> Iterator[PdfWorkers]:
     pool = PdfWorkers(WorkerLimits(workers=1, memory_mb=512, timeout_s=3))
     yield pool
     pool.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pymupdf
 
 from app.alignment.index import IndexCache
-from app.alignment.sentences import split_sentences
+from app.selection.sentences import split_sentences
 from app.documents.storage import PdfStorage, sha256_of_file
 from app.highlights.locating import LocateJob, locate_chunks
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.alignment.sentences import split_sentences
+from app.selection.sentences import split_sentences
 from app.highlights.contract import ChunkChoice, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, user_prompt
 from app.llm.client import CapabilityMemory, StructuredClient

@@ -17,12 +17,14 @@ from typing import Any
 import openai
 import pytest
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
+from openai.types.shared_params import ResponseFormatJSONSchema
 
 from tests.vllm.conftest import VllmServer
 
 pytestmark = pytest.mark.vllm
 
-MESSAGES = [
+MESSAGES: list[ChatCompletionMessageParam] = [
     {"role": "system", "content": "Answer with JSON only."},
     {"role": "user", "content": "Which sentences of each chunk support the answer?"},
 ]
@@ -82,7 +84,7 @@ BATCH = {"chunk-a1": 4, "chunk-b2": 7, "chunk-c3": 2}
 BATCH_SCHEMA = batch_schema(BATCH)
 
 
-def response_format(schema: dict[str, Any], name: str = "highlights") -> dict[str, Any]:
+def response_format(schema: dict[str, Any], name: str = "highlights") -> ResponseFormatJSONSchema:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
@@ -349,7 +351,7 @@ async def test_schema_keyword_compiles_and_constrains(
 # detail, e.g. "...grammar: [20:29:14] <path>:4950: Cannot find field $defs in #/$defs/missing".
 UNSUPPORTED = "The provided JSON schema contains features not supported by xgrammar."
 UNTRANSFORMABLE = "Failed to transform json schema into a grammar: "
-REJECTED_SCHEMAS = {
+REJECTED_SCHEMAS: dict[str, tuple[dict[str, Any], str]] = {
     "uniqueItems": (
         {"type": "array", "items": {"enum": [0, 1, 2]}, "uniqueItems": True},
         UNSUPPORTED,
@@ -436,7 +438,7 @@ async def test_guided_json_is_accepted_but_ignored(
 async def test_tool_choice_required_needs_a_tool_parser(
     client: AsyncOpenAI, vllm_server: VllmServer
 ) -> None:
-    tool = {
+    tool: ChatCompletionToolParam = {
         "type": "function",
         "function": {
             "name": "highlight",

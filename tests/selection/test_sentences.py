@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.alignment.sentences import split_sentences
+from app.selection.sentences import split_sentences
 
 
 def texts(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from app.alignment.sentences import split_sentences
+from app.selection.sentences import split_sentences
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
 
 

@@ -1,11 +1,11 @@
-"""Figures in one canonical form (app.highlights.numbers)."""
+"""Figures in one canonical form (app.selection.numbers)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.highlights.numbers import canonical, figures
+from app.selection.numbers import canonical, figures
 
 
 def terms_of(text: str) -> list[str]:

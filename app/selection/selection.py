@@ -3,13 +3,13 @@ answer (and the question). Pure.
 
 It serves when no LLM is configured or the LLM fails, so a reader still gets highlights.
 
-* Terms (``app.highlights.terms``): stemmed words, canonical figures, CJK bigrams.
+* Terms (``app.selection.terms``): stemmed words, canonical figures, CJK bigrams.
 * Weights: BM25 over the sentences of all the batch's cited chunks, so a term that every sentence
   has ("net sales" in a sales report) says little and a figure found once says a lot.
 * The question's terms count half as much as the answer's: the answer says what was found, the
   question only what was looked for. When the answer has almost no terms of its own ("Yes",
   "36%", "zero") the question's count in full, since they are all there is to go on.
-* Headings (``app.highlights.sections``) are never chosen; their terms count, at half weight and
+* Headings (``app.selection.sections``) are never chosen; their terms count, at half weight and
   without BM25's length normalisation, for the sentences of their section.
 * A sentence must share at least two terms with the answer and question (one of them its own
   and not a date, the other may be its heading's), or state one of the answer's figures, to be
@@ -31,9 +31,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.alignment.sentences import Sentence, split_sentences
-from app.highlights.sections import Line, sections
-from app.highlights.terms import Language, language_of, read, terms
+from app.selection.sections import Line, sections
+from app.selection.sentences import Sentence, split_sentences
+from app.selection.terms import Language, language_of, read, terms
 
 __all__ = ["select_batch", "select_sentences", "terms"]
 

@@ -1,7 +1,7 @@
 """Index terms for the lexical selector: what an answer and a sentence must share to count as
 saying the same thing. Pure (PyStemmer is C code with no I/O).
 
-* figures in one canonical form (``app.highlights.numbers``): "3,142,308" == "3142308";
+* figures in one canonical form (``app.selection.numbers``): "3,142,308" == "3142308";
 * content words, case-folded, stemmed for the batch's language (Snowball: "revenues" and
   "revenue" -> "revenu", "organically" and "organic" -> "organic") and then accent-folded.
   Stemming comes before folding because the French stemmer reads the accents ("adoptée" ->
@@ -21,7 +21,8 @@ from typing import Literal, NamedTuple
 
 import Stemmer
 
-from app.highlights.numbers import figures
+from app.core.scripts import is_cjk
+from app.selection.numbers import figures
 
 Language = Literal["english", "french"]
 
@@ -70,10 +71,6 @@ def language_of(texts: Iterable[str]) -> Language | None:
     counts = {lang: sum(words[m] for m in markers) for lang, markers in _MARKERS.items()}
     best = max(counts, key=lambda language: counts[language])
     return best if counts[best] else None
-
-
-def is_cjk(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in ("W", "F") and ch.isalpha()
 
 
 def _fold(word: str) -> str:

@@ -1,9 +1,9 @@
-"""Headings and the sections under them (app.highlights.sections)."""
+"""Headings and the sections under them (app.selection.sections)."""
 
 from __future__ import annotations
 
-from app.highlights.sections import Line, is_heading, sections
-from app.highlights.terms import read
+from app.selection.sections import Line, is_heading, sections
+from app.selection.terms import read
 
 
 def line(text: str) -> Line:

@@ -1,8 +1,8 @@
-"""Index terms of the lexical selector (app.highlights.terms)."""
+"""Index terms of the lexical selector (app.selection.terms)."""
 
 from __future__ import annotations
 
-from app.highlights.terms import language_of, read, terms
+from app.selection.terms import language_of, read, terms
 
 
 def test_inflected_forms_meet_their_stem() -> None:

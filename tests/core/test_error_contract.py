@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no inline types; types-jsonschema not installed
 import pytest
 
 from app.main import create_app
@@ -17,7 +17,7 @@ from tests.api.helpers import CHUNK_MAIN, SAMPLE_ID, ingest_sample
 from tests.api.test_highlights import batch
 from tests.fixtures.app import app_client, make_settings
 
-DOC = {
+DOC: dict[str, Any] = {
     "source_path": "sample/sample-assembly.pdf",
     "chunks": [{"id": "e-1", "text": "The House met.", "page_start": 1, "page_end": 1}],
 }

@@ -1,0 +1,24 @@
+"""The highlights domain's named errors (under ``app.core.errors``; each keeps its parent's
+status and code)."""
+
+from __future__ import annotations
+
+from app.core.errors import BadRequest, NotFound
+
+
+class HighlightNotFound(NotFound):
+    """No stored highlight with this id for the document's current content."""
+
+
+class PageNotFound(NotFound):
+    def __init__(self, document_id: str, page: int, page_count: int) -> None:
+        super().__init__(f"document {document_id!r} has no page {page} ({page_count})")
+
+
+class BatchTooLarge(BadRequest):
+    """More citations, or a longer question or answer, than the service's limits
+    (``HIGHLIGHT_MAX_*``)."""
+
+
+class PageNotRendered(BadRequest):
+    """MuPDF could not draw the page (damaged content)."""

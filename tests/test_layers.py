@@ -1,0 +1,58 @@
+"""The import layering of ARCHITECTURE.md holds (import-linter's contracts in pyproject.toml),
+and the check is real: the upward import ``documents -> highlights`` that the layering replaced
+(the upsert deleting stale highlights itself) breaks it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(app_root: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(app_root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=app_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_layers_hold() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def _with_line(tmp_path: Path, module: str, line: str) -> Path:
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "app", copy / "app", ignore=shutil.ignore_patterns("static"))
+    path = copy / "app" / module
+    text = path.read_text()
+    marker = "from __future__ import annotations\n"
+    path.write_text(text.replace(marker, marker + line + "\n", 1))
+    return copy
+
+
+def test_an_upward_import_breaks_them(tmp_path: Path) -> None:
+    tree = _with_line(
+        tmp_path, "documents/service.py", "from app.highlights import repository as highlights"
+    )
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "app.documents.service -> app.highlights.repository" in result.stdout
+
+
+def test_a_pure_package_importing_the_app_breaks_them(tmp_path: Path) -> None:
+    tree = _with_line(tmp_path, "selection/terms.py", "from app.core.config import Settings")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "app.selection.terms -> app.core.config" in result.stdout
