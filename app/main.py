@@ -56,21 +56,6 @@ def build_llm(
     )
 
 
-def _llm_identity(settings: Settings) -> dict[str, object]:
-    """What the result cache keys on: another model or other request settings, another answer."""
-    if settings.llm_provider == "none":
-        return {"provider": "none"}
-    return {
-        "provider": settings.llm_provider,
-        "base_url": settings.llm_base_url.rstrip("/"),
-        "model": settings.llm_model,
-        "max_tokens": settings.llm_max_tokens,
-        "temperature": settings.llm_temperature,
-        "chat_template_kwargs": settings.llm_chat_template_kwargs,
-        "tiers": list(settings.llm_tiers),
-    }
-
-
 def _include_routers(app: FastAPI, settings: Settings) -> None:
     """Routes with their auth checks when tokens are configured, and without (the default):
     the OpenAPI document then says exactly what this deployment asks for. Routes that take a
@@ -169,7 +154,6 @@ def create_app(
             index_cache=IndexCache(settings.index_cache_dir),
             storage=storage,
             limits=limits,
-            llm_identity=_llm_identity(settings),
         )
         tokens = TokenRegistry(settings.auth_read_tokens, settings.auth_write_tokens)
         stored = StoredHighlights(

@@ -20,8 +20,8 @@ from typing import Any
 
 from app import __version__
 from app.alignment.index import INDEX_VERSION
+from app.highlights.cited import StoredChunk
 from app.highlights.prompts import SYSTEM_PROMPT
-from app.highlights.results import StoredChunk
 from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse, Reason
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is

@@ -15,6 +15,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from app.highlights.cited import Choice
 from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
 from app.highlights.schemas import HighlightBatchRequest, Reason
@@ -32,14 +33,6 @@ from app.selection.sentences import Sentence
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass
-class Choice:
-    """What was chosen for one chunk, and why the LLM did not choose it (when it did not)."""
-
-    sentence_ids: list[int]
-    reason: Reason | None
 
 
 @dataclass
@@ -102,7 +95,9 @@ class SentenceChooser:
         """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
         the LLM thinks (in a worker thread: stemming and scoring a batch is CPU work)."""
         lexical = await asyncio.to_thread(self.lexical, request, sentences)
-        per_chunk = {cid: Choice(lexical[cid], reason) for cid, sents in sentences.items() if sents}
+        per_chunk = {
+            cid: Choice(tuple(lexical[cid]), reason) for cid, sents in sentences.items() if sents
+        }
         return Chosen(method="lexical", per_chunk=per_chunk)
 
     async def _bounded(self, work: Awaitable[T], budget_s: float) -> T:
@@ -177,9 +172,11 @@ class SentenceChooser:
             lexical = await asyncio.to_thread(self.lexical, request, sentences)
         for cid, sents in sentences.items():
             if cid in by_llm:
-                chosen.per_chunk[cid] = Choice(selection.by_chunk[cid], None)
+                chosen.per_chunk[cid] = Choice(tuple(selection.by_chunk[cid]))
             elif sents:
-                chosen.per_chunk[cid] = Choice(lexical[cid], fallback or Reason.llm_invalid_output)
+                chosen.per_chunk[cid] = Choice(
+                    tuple(lexical[cid]), fallback or Reason.llm_invalid_output
+                )
         if fallback is not None or not chosen.tier:
             chosen.method = "lexical"
         return chosen

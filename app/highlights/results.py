@@ -1,4 +1,6 @@
-"""Per-citation results from what was chosen and where it was found, and the batch's status.
+"""What a citation's result says when it is not highlighted (reasons' messages), a citation of
+an unknown chunk, the batch's status, and links. A stored chunk's result is built by its record
+(cited.py).
 
 Results are built without links: links depend on who asks (signatures when
 auth is on, the public base URL) and are added last (``with_links``), so a cached answer serves
@@ -7,19 +9,15 @@ every caller.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from app.documents.links import PdfLinks
-from app.highlights.choosing import Choice, Chosen
-from app.highlights.locating import ChunkLocation
 from app.highlights.schemas import (
     CitationResult,
     CitationStatus,
     HighlightBatchResponse,
     Reason,
 )
-from app.selection.sentences import Sentence
 
 MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
@@ -44,18 +42,6 @@ MESSAGES: dict[Reason, str] = {
 }
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    id: str
-    document_id: str
-    document_title: str
-    text: str
-    page_start: int
-    page_end: int
-    source_path: str
-    sha256: str
-
-
 def not_found(chunk_id: str, citation_id: str | None) -> CitationResult:
     return CitationResult(
         citation_id=citation_id,
@@ -65,64 +51,6 @@ def not_found(chunk_id: str, citation_id: str | None) -> CitationResult:
         reason=Reason.chunk_not_found,
         message=MESSAGES[Reason.chunk_not_found],
         link=None,
-    )
-
-
-def citation_result(
-    chunk: StoredChunk,
-    citation_id: str | None,
-    sentences: list[Sentence],
-    choice: Choice,
-    location: ChunkLocation,
-    note: str | None = None,
-) -> CitationResult:
-    highlights = location.highlights
-    status, reason = CitationStatus.highlighted, choice.reason
-    if not highlights:
-        status = CitationStatus.no_match
-        if location.error is not None:
-            status, reason = CitationStatus.fallback, location.error
-        elif not sentences:
-            reason = Reason.no_sentences
-        elif not choice.sentence_ids:
-            # After an LLM failure the empty choice is the weaker selector's: name the cause.
-            reason = choice.reason or Reason.no_relevant_sentences
-        else:
-            reason = Reason.not_located
-    message = MESSAGES[reason] if reason else None
-    if reason is not None and reason == choice.reason and note:
-        message = note
-    if not highlights and reason == choice.reason and reason is not None:
-        message = f"{message} None of them echoes the answer."
-    return CitationResult(
-        citation_id=citation_id,
-        chunk_id=chunk.id,
-        document_id=chunk.document_id,
-        document_title=chunk.document_title,
-        status=status,
-        reason=reason,
-        message=message,
-        page_start=chunk.page_start,
-        page_end=chunk.page_end,
-        link=None,
-        highlights=highlights,
-    )
-
-
-def result_for(
-    chunk_id: str,
-    citation_id: str | None,
-    chunks: dict[str, StoredChunk],
-    sentences: dict[str, list[Sentence]],
-    chosen: Chosen,
-    located: dict[str, ChunkLocation],
-) -> CitationResult:
-    chunk = chunks.get(chunk_id)
-    if chunk is None:
-        return not_found(chunk_id, citation_id)
-    choice = chosen.per_chunk.get(chunk_id, Choice([], None))
-    return citation_result(
-        chunk, citation_id, sentences[chunk_id], choice, located[chunk_id], chosen.note
     )
 
 

@@ -4,10 +4,12 @@ Nothing an upstream does makes this raise: a missing chunk, an LLM that is down 
 a PDF that is gone or has no text layer each become a per-citation status with a reason, and the
 lexical selector stands in for the LLM so readers still get highlights.
 
-The steps, shared by the batch and the stream (streaming.py): ``prepare`` (limits, chunks from the
-database, the cache key, a miss's sentences), ``cached`` (the result cache), the choice
-(choosing.py), ``compute`` (place the chosen sentences, in a worker thread), ``remember`` (cache
-the answer and store its highlights by id). Links are added last, per caller (results.py).
+The steps, shared by the batch and the stream (streaming.py), each carrying one record per cited
+chunk (cited.py): ``prepare`` (limits, chunks from the database, the cache key, a miss's
+sentences), ``cached`` (the result cache), ``choose`` (choosing.py: the LLM, or the lexical
+selector with a reason), ``compute`` (place the chosen sentences, in a worker thread, and answer
+each citation), ``remember`` (cache the answer and store its highlights by id). Links are added
+last, per caller (results.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -31,18 +32,26 @@ from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
 from app.highlights import repository
 from app.highlights.cache import cache_key, cacheable, etag
-from app.highlights.choosing import Choice, Chosen, SentenceChooser
+from app.highlights.choosing import Chosen, SentenceChooser
+from app.highlights.cited import (
+    NOTHING_CHOSEN,
+    Cited,
+    CitedChunk,
+    StoredChunk,
+    sentences_of,
+)
 from app.highlights.errors import BatchTooLarge
-from app.highlights.locating import ChunkLocation, LocateJob, locate_chunks, open_index
-from app.highlights.results import StoredChunk, batch_status, result_for, with_links
+from app.highlights.locating import locate_chunks, open_index
+from app.highlights.results import batch_status, not_found, with_links
 from app.highlights.schemas import (
     CitationStatus,
     HighlightBatchRequest,
     HighlightBatchResponse,
+    Reason,
 )
 from app.highlights.stored import forget_other_content
 from app.llm.client import StructuredClient
-from app.selection.sentences import Sentence, split_sentences
+from app.selection.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 # Old cache rows are deleted at most this often per process (on a write).
@@ -65,8 +74,8 @@ class Limits:
 @dataclass(frozen=True)
 class Batch:
     request: HighlightBatchRequest
-    chunks: dict[str, StoredChunk]
-    sentences: dict[str, list[Sentence]]  # empty when ``cached`` is set: a hit does not split
+    # The cited chunks that are stored; without sentences when ``cached`` is set (not split).
+    cited: Cited
     key: str
     cached: HighlightBatchResponse | None
     started: float
@@ -86,10 +95,6 @@ class BatchAnswer:
     cache_hit: bool
 
 
-# Where each chunk's chosen sentences were placed, reused when a later choice is the same.
-Placed = dict[str, tuple[tuple[int, ...], ChunkLocation]]
-
-
 def _parsed(stored: str) -> HighlightBatchResponse | None:
     try:
         return HighlightBatchResponse.model_validate_json(stored)
@@ -107,14 +112,14 @@ class HighlightService:
         index_cache: IndexCache,
         storage: PdfStorage,
         limits: Limits,
-        llm_identity: Mapping[str, Any] | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.index_cache = index_cache
         self.storage = storage
         self.limits = limits
         self.chooser = SentenceChooser(llm, limits.max_highlights_per_chunk)
-        self._identity = dict(llm_identity or {"provider": "none"})
+        # What the result cache keys on: another model or other request settings, another answer.
+        self.llm_identity = llm.identity if llm is not None else {"provider": "none"}
         self._settings = {
             "max_highlights_per_chunk": limits.max_highlights_per_chunk,
             "max_sentences_per_chunk": limits.max_sentences_per_chunk,
@@ -177,7 +182,7 @@ class HighlightService:
                 )
                 for chunk in rows.values()
             }
-            key = cache_key(request, chunks, self._identity, self._settings)
+            key = cache_key(request, chunks, self.llm_identity, self._settings)
             cached, rows_missing = None, False
             if self.limits.result_cache_ttl_s > 0:
                 stored = await repository.cached_response(
@@ -193,12 +198,18 @@ class HighlightService:
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
         # A cached answer needs no sentences; a miss splits its chunks off the loop.
-        sentences = {} if cached is not None else await asyncio.to_thread(self._sentences, chunks)
-        return Batch(request, chunks, sentences, key, cached, started, rows_missing)
+        if cached is not None:
+            cited = {cid: CitedChunk(chunk) for cid, chunk in chunks.items()}
+        else:
+            cited = await asyncio.to_thread(self._split, chunks)
+        return Batch(request, cited, key, cached, started, rows_missing)
 
-    def _sentences(self, chunks: Mapping[str, StoredChunk]) -> dict[str, list[Sentence]]:
+    def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
-        return {cid: split_sentences(chunk.text)[:cap] for cid, chunk in chunks.items()}
+        return {
+            cid: CitedChunk(chunk, tuple(split_sentences(chunk.text)[:cap]))
+            for cid, chunk in chunks.items()
+        }
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF
@@ -212,36 +223,38 @@ class HighlightService:
             return False
         return True
 
+    @property
+    def has_llm(self) -> bool:
+        return self.chooser.has_llm
+
+    async def choose(self, batch: Batch) -> Chosen:
+        """The LLM's choice within what is left of the batch's deadline, or the lexical
+        selector's with the reason."""
+        budget = batch.budget(self.limits.batch_deadline_s)
+        return await self.chooser.choose(batch.request, sentences_of(batch.cited), budget)
+
+    async def choose_lexically(self, batch: Batch, reason: Reason) -> Chosen:
+        """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
+        the LLM thinks."""
+        return await self.chooser.lexical_only(batch.request, sentences_of(batch.cited), reason)
+
     async def compute(
-        self, batch: Batch, chosen: Chosen, placed: Placed | None = None
-    ) -> tuple[HighlightBatchResponse, Placed]:
-        """Place the chosen sentences (in a worker thread: PyMuPDF and rapidfuzz block) and build
-        the results, without links. ``placed`` reuses earlier placements of the same choice."""
-        placed = dict(placed or {})
-        jobs = []
-        for cid, chunk in batch.chunks.items():
-            ids = tuple(chosen.per_chunk.get(cid, Choice([], None)).sentence_ids)
-            if cid in placed and placed[cid][0] == ids:
-                continue
-            jobs.append(
-                LocateJob(
-                    chunk_id=cid,
-                    document_id=chunk.document_id,
-                    source_path=chunk.source_path,
-                    sha256=chunk.sha256,
-                    pages=(chunk.page_start, chunk.page_end),
-                    sentences=[batch.sentences[cid][i - 1] for i in ids],
-                    chunk_text=chunk.text,
-                )
-            )
-        if jobs:
-            located = await asyncio.to_thread(locate_chunks, self.storage, self.index_cache, jobs)
-            for job in jobs:
-                ids = tuple(s.index for s in job.sentences)
-                placed[job.chunk_id] = (ids, located[job.chunk_id])
-        locations = {cid: location for cid, (_, location) in placed.items()}
+        self, batch: Batch, chosen: Chosen, earlier: Cited | None = None
+    ) -> tuple[HighlightBatchResponse, Cited]:
+        """Place the chosen sentences (in a worker thread: PyMuPDF and rapidfuzz block) and
+        answer each citation, without links. ``earlier``: the records of an earlier computation
+        of this batch, whose placements are kept where the choice names the same sentences."""
+        base = earlier or batch.cited
+        cited = {cid: base[cid].chose(chosen.per_chunk.get(cid, NOTHING_CHOSEN)) for cid in base}
+        todo = [record.job() for record in cited.values() if record.location is None]
+        if todo:
+            located = await asyncio.to_thread(locate_chunks, self.storage, self.index_cache, todo)
+            for cid, location in located.items():
+                cited[cid] = cited[cid].located(location)
         results = [
-            result_for(c.chunk_id, c.citation_id, batch.chunks, batch.sentences, chosen, locations)
+            cited[c.chunk_id].result(c.citation_id, chosen.note)
+            if c.chunk_id in cited
+            else not_found(c.chunk_id, c.citation_id)
             for c in batch.request.citations
         ]
         response = HighlightBatchResponse(
@@ -250,7 +263,7 @@ class HighlightService:
             llm_tier=chosen.tier,
             results=results,
         )
-        return response, placed
+        return response, cited
 
     def _highlight_rows(
         self, batch: Batch, response: HighlightBatchResponse
@@ -260,7 +273,7 @@ class HighlightService:
             h.highlight_id: {
                 "id": h.highlight_id,
                 "document_id": r.document_id,
-                "document_sha256": batch.chunks[r.chunk_id].sha256,
+                "document_sha256": batch.cited[r.chunk_id].chunk.sha256,
                 "chunk_id": r.chunk_id,
                 "page": h.page,
                 "data": h.model_dump_json(),
@@ -333,10 +346,7 @@ class HighlightService:
             if batch.rows_missing:
                 await self.keep_highlights(batch, batch.cached)
             return batch.cached
-        chosen = await self.chooser.choose(
-            batch.request, batch.sentences, batch.budget(self.limits.batch_deadline_s)
-        )
-        response, _ = await self.compute(batch, chosen)
+        response, _ = await self.compute(batch, await self.choose(batch))
         await self.remember(batch, response)
         return response
 

@@ -83,21 +83,18 @@ async def stream_events(
         yield _summary(with_links(batch.cached, links), cached=True)
         return
     request = batch.request
-    unknown = {i for i, c in enumerate(request.citations) if c.chunk_id not in batch.chunks}
+    unknown = {i for i, c in enumerate(request.citations) if c.chunk_id not in batch.cited}
     for i in sorted(unknown):
         citation = not_found(request.citations[i].chunk_id, request.citations[i].citation_id)
         yield "citation", CitationEvent(index=i, provisional=False, citation=citation)
-    budget = batch.budget(service.limits.batch_deadline_s)
-    choosing = asyncio.ensure_future(service.chooser.choose(request, batch.sentences, budget))
+    choosing = asyncio.ensure_future(service.choose(batch))
     try:
-        placed = None
-        if service.chooser.has_llm:
+        earlier = None
+        if service.has_llm:
             done, _ = await asyncio.wait({choosing}, timeout=provisional_after_s)
             if not done:
-                lexical = await service.chooser.lexical_only(
-                    request, batch.sentences, Reason.llm_pending
-                )
-                provisional, placed = await service.compute(batch, lexical)
+                lexical = await service.choose_lexically(batch, Reason.llm_pending)
+                provisional, earlier = await service.compute(batch, lexical)
                 if await _stored(service.keep_highlights(batch, provisional)):
                     for event in _citations(provisional, links, True, unknown):
                         yield event
@@ -105,7 +102,7 @@ async def stream_events(
             done, _ = await asyncio.wait({choosing}, timeout=ping_every_s)
             if not done:
                 yield PING
-        response, _ = await service.compute(batch, choosing.result(), placed)
+        response, _ = await service.compute(batch, choosing.result(), earlier)
         if not await _stored(service.remember(batch, response)):
             # Headers are sent, so no 503 now: the stream ends without a summary, which tells
             # the client it is incomplete, and no event names an id that was not stored.

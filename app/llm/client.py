@@ -178,6 +178,24 @@ class StructuredClient:
     async def close(self) -> None:
         await self._sdk.close()
 
+    @property
+    def identity(self) -> JSON:
+        """What shapes this client's answers, for a cache keyed on them: where it asks, and each
+        tier's request as sent but for the messages (model, token limit, temperature, every
+        extra body). Read off the requests themselves, so a new request parameter changes it
+        with no second list to keep in step."""
+        requests = []
+        for strategy in self.profile.strategies:
+            request = self._request(strategy, frozenset(), "", "", {}, "schema")
+            request.pop("messages")
+            requests.append(request)
+        return {
+            "provider": self.profile.name,
+            "base_url": self._key[0],
+            "headers": dict(self.profile.headers),
+            "requests": requests,
+        }
+
     def _request(
         self,
         strategy: Strategy,
