@@ -49,10 +49,10 @@ from selection_metrics import (  # noqa: E402
     score_choice,
 )
 
-from app.selection.sentences import split_sentences  # noqa: E402
 from app.cli import ingest_into_database  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
+from app.selection.sentences import split_sentences  # noqa: E402
 from tests.fixtures.app import app_client, make_settings  # noqa: E402
 from tests.fixtures.llm_server import JSON, Chooser, ScriptedLLM  # noqa: E402
 

@@ -18,6 +18,9 @@ from tests.api.helpers import similarity, text_under
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.llm_server import ScriptedLLM
 
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 HANSARD = "kenya_na_hansard_20251120_P.pdf"
 
 

@@ -50,3 +50,30 @@ def test_dockerfile_serves_the_console_script() -> None:
     text = (PROJECT_ROOT / "Dockerfile").read_text()
     assert '"highlight-service", "serve"' in text
     assert "COPY migrations" in text
+
+
+def _recipe(target: str) -> list[str]:
+    """The commands of a Makefile target, with $(PY) and $(BIN) spelled out."""
+    lines = (PROJECT_ROOT / "Makefile").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(
+            line.strip().replace("$(PY)", ".venv/bin/python").replace("$(BIN)", ".venv/bin")
+        )
+    return recipe
+
+
+def test_ci_runs_the_makefile_and_make_test_is_the_readme_command() -> None:
+    """A developer runs locally exactly what CI runs: .ci/run calls the targets, and `make test`
+    and `make setup` are the README's own commands."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    ci = (PROJECT_ROOT / ".ci" / "run").read_text()
+    assert _recipe("test") == [".venv/bin/python -m pytest"]
+    assert "```bash\n.venv/bin/python -m pytest\n```" in readme
+    setup = [line.replace("$(PYTHON)", "python3").replace(" -q", "") for line in _recipe("setup")]
+    assert "```bash\n" + "\n".join(setup) + "\n```" in readme
+    for target in ("setup", "check", "contract-check", "frontend", "test", "fuzz", "vllm", "bench"):
+        assert f"\nmake {target}" in ci, f".ci/run does not run make {target}"

@@ -13,6 +13,9 @@ import pytest
 from tests.conftest import PROJECT_ROOT
 from tests.fixtures.live import live_service
 
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def demo_server(tmp_path: Path) -> Iterator[str]:

@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.selection.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
 from app.alignment.text import normalize_text, split_elision
 from app.selection.selection import select_batch
+from app.selection.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
 
 # --- The oracle: split_sentences and split_elision as they were before they were made linear. ---
 
@@ -225,6 +226,7 @@ ADVERSARIAL = ["x. ", ".", "!?", ". ", "Mr. ", "\n", " ", "\n ", " •", "。", 
 tail = st.one_of(st.just(""), piece, unit)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(unit, tail)
 @example("x. ", "")
@@ -239,6 +241,7 @@ def test_splitting_takes_linear_time(text: str, end: str) -> None:
     assert_linear(split_sentences, text, 5_000, end)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(unit, tail)
 @example(" ", "a")
@@ -249,6 +252,7 @@ def test_elision_split_takes_linear_time(text: str, end: str) -> None:
     assert_linear(split_elision, text, 5_000, end)
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from(ADVERSARIAL))
 @example("x. ")

@@ -289,6 +289,7 @@ def test_the_access_log_filter_redacts_signatures_and_tokens() -> None:
         assert shown in record.getMessage()
 
 
+@pytest.mark.slow
 def test_the_served_access_log_never_shows_a_link_signature(tmp_path: Path, pdf_root: Path) -> None:
     import httpx
 

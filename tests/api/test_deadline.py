@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.api.helpers import CHUNK_MAIN, ingest_sample
 from tests.api.test_highlights import batch, post
@@ -45,6 +46,7 @@ async def test_past_the_deadline_the_llm_is_abandoned_for_the_lexical_answer(
     assert elapsed < SLOW_LLM_S / 2
 
 
+@pytest.mark.slow
 def test_shutdown_answers_requests_in_flight_without_waiting_for_the_llm(
     tmp_path: Path, scripted_llm: ScriptedLLM, sample_pdf: Path
 ) -> None:

@@ -18,6 +18,9 @@ from app.api.body_limit import largest_batch_bytes
 from app.api.routing import OFF_LOOP_BYTES
 from tests.fixtures.live import LiveService, live_service
 
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 READ, WRITE = "hostile-read-token", "hostile-write-token"
 THIRTY_MB = 30_000_000
 BODY_ROUTES = {

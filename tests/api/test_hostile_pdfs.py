@@ -25,6 +25,9 @@ from tests.fixtures.hostile_pdfs import (
 )
 from tests.fixtures.live import ingest_refusal
 
+# Runs PyMuPDF in worker processes under their limits: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 def _document(source_path: str, chunk_id: str) -> dict[str, object]:
     return {

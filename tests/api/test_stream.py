@@ -84,6 +84,7 @@ def slow_llm(scripted_llm: ScriptedLLM) -> ScriptedLLM:
     return scripted_llm
 
 
+@pytest.mark.slow
 def test_lexical_first_then_the_llm_then_a_summary(
     tmp_path: Path, slow_llm: ScriptedLLM, sample_pdf: Path
 ) -> None:
@@ -149,6 +150,7 @@ def test_lexical_first_then_the_llm_then_a_summary(
     assert len(slow_llm.requests) == 1
 
 
+@pytest.mark.slow
 def test_without_an_llm_the_answer_is_final_at_once_and_bad_input_is_json(
     tmp_path: Path, sample_pdf: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_without_an_llm_the_answer_is_final_at_once_and_bad_input_is_json(
     assert bad.json()["error"]["code"] == "validation_error"
 
 
+@pytest.mark.slow
 def test_readers_who_leave_mid_stream_leave_no_error_behind(
     tmp_path: Path, sample_pdf: Path
 ) -> None:

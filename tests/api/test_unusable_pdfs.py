@@ -57,6 +57,7 @@ async def test_a_pdf_that_cannot_be_indexed_is_refused_at_put_and_ingest(
         await ingest_into_database(settings, pdf, "broken")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_an_unusable_pdf_in_one_line(tmp_path: Path) -> None:
     pdf = write_cyclic_page_tree_pdf(tmp_path / "cyclic.pdf")
     assert ingest_refusal(pdf) == [

@@ -119,6 +119,7 @@ def test_random_baseline_is_the_expected_score_of_uniform_draws() -> None:
     assert every == pytest.approx(everything)
 
 
+@pytest.mark.slow
 def test_the_benchmark_exits_cleanly_without_the_shared_corpus(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "bench" / "selection_eval.py"
     done = subprocess.run(
@@ -132,6 +133,7 @@ def test_the_benchmark_exits_cleanly_without_the_shared_corpus(tmp_path: Path) -
     assert "selection_eval skipped" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_end_to_end_on_the_shared_qa(
     shared_pdfs: Path, tmp_path: Path, scripted_llm: ScriptedLLM
 ) -> None:

@@ -29,6 +29,9 @@ from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf, write_text_pdf
 
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 SCREENSHOTS = PROJECT_ROOT / "bench" / "results" / "viewer"
 HIGHLIGHT_RGB = (255, 214, 0)  # the viewer's highlight colour, drawn at 45% opacity
 

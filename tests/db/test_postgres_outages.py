@@ -21,7 +21,7 @@ from tests.conftest import _pg_execute
 from tests.fixtures.live import live_service
 from tests.fixtures.load import Load, restart_postgres, wait_until
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 async def test_a_connection_the_server_terminates_is_503(postgres_url: str) -> None:

@@ -17,6 +17,7 @@ from app.db.session import SqliteFile
 # file, i.e. if no other process still holds the shared lock every WAL connection keeps.
 OTHER_PROCESS = """
 import sqlite3, sys
+
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("INSERT INTO t VALUES (2)")
 db.close()

@@ -17,10 +17,14 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service, run_cli
 from tests.fixtures.load import SAMPLE_PDF, Load, wait_until
 from tests.fixtures.pdfs import write_text_pdf
+
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

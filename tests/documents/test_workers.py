@@ -20,6 +20,9 @@ from app.documents.workers import PdfJobFailed, PdfWorkers, WorkerLimits
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 from tests.fixtures.pdfs import write_text_pdf
 
+# Starts server processes, a browser or other programs: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 # Jobs live at module level: a worker imports them by name.
 def allocate(megabytes: int) -> int:

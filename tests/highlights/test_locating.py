@@ -7,9 +7,9 @@ from pathlib import Path
 import pymupdf
 
 from app.alignment.index import IndexCache
-from app.selection.sentences import split_sentences
 from app.documents.storage import PdfStorage, sha256_of_file
 from app.highlights.locating import LocateJob, locate_chunks
+from app.selection.sentences import split_sentences
 
 REPEATED = "All figures are unaudited and stated in millions of dollars."
 FIRST = "Hotel revenue grew strongly in the spring quarter this year. " + REPEATED

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from app.selection.sentences import split_sentences
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
+from app.selection.sentences import split_sentences
 
 
 def test_prompt_numbers_sentences_and_reads_ligatures_as_letters() -> None:

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from app.selection.sentences import split_sentences
 from app.highlights.contract import ChunkChoice, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, user_prompt
 from app.llm.client import CapabilityMemory, StructuredClient
 from app.llm.errors import LLMRejected
 from app.llm.providers import build_profile, merge_extra
 from app.llm.schema import count_enum_values, inline_refs, portable
+from app.selection.sentences import split_sentences
 from tests.fixtures.llm_server import Reply, ScriptedLLM, error
 from tests.fixtures.providers import (
     OpenAIModel,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from app.selection.sentences import split_sentences
 from app.selection.selection import select_sentences, terms
+from app.selection.sentences import split_sentences
 
 CHUNK = (
     "The House met at 2.30 p.m. The Minister said the programme will cost 12.5 billion "

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.selection.sentences import Sentence, split_sentences
 from app.selection.selection import select_batch, select_sentences
+from app.selection.sentences import Sentence, split_sentences
 
 
 def chosen(chunk: str, answer: str, question: str, limit: int = 5) -> list[str]:

@@ -1,0 +1,54 @@
+# The project's tasks. CI (.ci/run) provisions a machine (PostgreSQL, Chromium, poppler, Node) and
+# then runs these same targets, so `make <target>` here is what CI runs. `make help` lists them.
+PYTHON ?= python3
+PY := .venv/bin/python
+BIN := .venv/bin
+SRC := app tests bench scripts migrations
+
+.DEFAULT_GOAL := help
+.PHONY: help setup check test-fast test contract contract-check frontend fuzz vllm bench bench-gates
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+setup:  ## the README's two set-up commands: .venv with the service and its dev tools
+	$(PYTHON) -m venv .venv
+	$(BIN)/pip install -q -e '.[dev]'
+
+check:  ## format, lint, types (app and tests), import layering
+	$(BIN)/ruff format --check $(SRC)
+	$(BIN)/ruff check $(SRC)
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test-fast:  ## the unit tests (< 30 s): no API, server process, browser, PostgreSQL or vLLM
+	$(PY) -m pytest -q -m "not slow and not postgres and not vllm" --ignore=tests/api
+
+test:  ## the README's test command (everything but the vLLM suite)
+	$(PY) -m pytest
+
+contract:  ## regenerate frontend-contract/ (OpenAPI, TypeScript types) and app/viewer/static
+	scripts/openapi.sh
+	scripts/build_viewer.sh
+
+contract-check:  ## fail when frontend-contract/ or app/viewer/static is not what the app makes
+	scripts/contract_check.sh
+
+frontend:  ## the TypeScript helpers' tests
+	cd frontend-contract && npm ci --no-audit --no-fund --silent && npm test
+
+fuzz:  ## schemathesis on every operation: SQLite, PostgreSQL, SQLite with auth
+	scripts/schemathesis.sh sqlite
+	scripts/schemathesis.sh postgres
+	scripts/schemathesis.sh sqlite auth
+
+vllm:  ## the integration suite against a real vLLM server (CPU, tiny model)
+	scripts/vllm.sh setup
+	$(PY) -m pytest -m vllm tests/vllm
+
+bench:  ## the benchmarks' tables (locator, selection) and the two gates below
+	scripts/bench.sh
+
+bench-gates:  ## gates: every PDF ingests as expected; hostile inputs stay bounded
+	$(PY) bench/ingest_all.py
+	$(PY) bench/hostile.py

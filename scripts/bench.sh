@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The benchmarks CI prints (numbers, not gates), then the two gates (make bench-gates).
+# Uses ../shared/pdfs when present; otherwise the generated PDFs only. Needs pdftotext
+# (Debian's poppler-utils), the locator's independent ground truth.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+echo "=== locator: ../shared/pdfs plus generated layouts"
+if [ -f ../shared/pdfs/MANIFEST.tsv ]; then
+  pdf_dir=../shared/pdfs
+else
+  echo "../shared/pdfs is absent: generated PDFs only"
+  pdf_dir="$(mktemp -d)"
+fi
+$PY bench/locate_eval.py "$pdf_dir" | sed -n '/^Per kind/,$p'
+echo "--- with the chunk's pages as a hint, as the service passes them"
+$PY bench/locate_eval.py "$pdf_dir" --page-hint --no-baseline | sed -n '/^Per kind/,$p'
+
+echo "=== selection on ../shared/pdfs/qa"
+if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
+  $PY bench/selection_eval.py
+else
+  echo "../shared/pdfs/qa is absent: selection benchmark skipped"
+fi
+
+echo "=== gates: ingest every PDF; hostile inputs"
+make --no-print-directory bench-gates
