@@ -87,7 +87,10 @@ async def ingest_into_database(
         factory = create_session_factory(engine)
         outcome = await put_document(factory, storage, plan.document_id, plan.body, plan.facts)
         if outcome.changed:
-            await forget_other_content(factory, plan.document_id)
+            try:
+                await forget_other_content(factory, plan.document_id)
+            except Exception as exc:  # reads skip them anyway; the document is stored
+                log.warning("could not delete the old highlights of %s: %r", plan.document_id, exc)
     finally:
         await dispose_engine(engine)
     document = outcome.document

@@ -257,3 +257,35 @@ def test_capability_memory_forgets_a_downgrade_after_its_ttl() -> None:
     memory.downgrade(key, 1)  # no refresh: the first refusal's time counts
     now[0] += 2
     assert memory.start(key) == 0
+
+
+async def test_the_identity_changes_with_every_setting_that_shapes_the_request() -> None:
+    """The result cache keys on the client's identity: each setting that changes what is sent
+    changes it, and the same settings give the same identity (no second list in main.py)."""
+
+    def identity(**overrides: Any) -> Any:
+        settings: dict[str, Any] = {
+            "base_url": "http://llm.local/v1",
+            "model": "m",
+            "api_key": "secret-key",
+            "max_tokens": 512,
+            "temperature": 0.0,
+        }
+        provider = overrides.pop("provider", "vllm")
+        profile = build_profile(provider, **overrides.pop("profile", {}))
+        return StructuredClient(**{**settings, **overrides}, profile=profile).identity
+
+    base = identity()
+    assert identity() == base
+    assert identity(base_url="http://llm.local/v1/") == base  # the same endpoint
+    assert "secret-key" not in json.dumps(base)
+    for changed in (
+        identity(provider="openrouter"),
+        identity(base_url="http://other/v1"),
+        identity(model="m2"),
+        identity(max_tokens=1024),
+        identity(temperature=0.2),
+        identity(profile={"tiers": ("json_schema", "prompted")}),
+        identity(profile={"chat_template_kwargs": {"enable_thinking": False}}),
+    ):
+        assert changed != base
