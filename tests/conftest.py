@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]  # ships no py.typed; asyncpg-stubs not installed
+import asyncpg
 import pytest
 
 from app.db.migrate import upgrade

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # no inline types; types-jsonschema not installed
+import jsonschema
 import pytest
 
 from app.cli import SAMPLE_DOCUMENT_ID, ingest_into_database

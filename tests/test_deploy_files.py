@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-import yaml  # type: ignore[import-untyped]  # no inline types; types-PyYAML not installed
+import yaml
 
 from app.core.config import Settings
 from tests.conftest import PROJECT_ROOT

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jsonschema  # type: ignore[import-untyped]  # no inline types; types-jsonschema not installed
+import jsonschema
 import pytest
 
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN

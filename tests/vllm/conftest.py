@@ -14,7 +14,6 @@ Which server is used:
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -120,49 +120,10 @@ def vllm_server() -> Iterator[VllmServer]:
 
 @pytest.fixture(scope="session")
 def schema_validator() -> Any:
-    """``validate(instance, schema)`` with a real Draft 2020-12 validator.
+    """``validate(instance, schema)`` with a real Draft 2020-12 validator (jsonschema, a dev
+    dependency), not a hand-written one."""
 
-    The project venv does not ship jsonschema; the vLLM virtualenv does (vLLM depends on it), so
-    fall back to running it there rather than trusting a hand-written validator.
-    """
-    try:
-        import jsonschema  # type: ignore[import-untyped]
-    except ImportError:
-        jsonschema = None
+    def validate(instance: Any, schema: dict[str, Any]) -> None:
+        jsonschema.Draft202012Validator(schema).validate(instance)
 
-    if jsonschema is not None:
-
-        def validate_in_process(instance: Any, schema: dict[str, Any]) -> None:
-            jsonschema.Draft202012Validator(schema).validate(instance)
-
-        return validate_in_process
-
-    venv_python = Path(
-        os.environ.get("HIGHLIGHT_VLLM_CACHE", Path.home() / ".cache" / "highlight-service")
-    ).joinpath("vllm-venv", "bin", "python")
-    if not venv_python.exists():
-        pytest.skip("jsonschema is not installed and there is no vLLM virtualenv to borrow it")
-
-    program = (
-        "import json, sys, jsonschema\n"
-        "data = json.load(sys.stdin)\n"
-        "validator = jsonschema.Draft202012Validator(data['schema'])\n"
-        "errors = list(validator.iter_errors(data['instance']))\n"
-        "print('\\n'.join(f'{list(e.absolute_path)}: {e.message}' for e in errors))\n"
-        "sys.exit(1 if errors else 0)\n"
-    )
-
-    def validate_in_vllm_venv(instance: Any, schema: dict[str, Any]) -> None:
-        result = subprocess.run(
-            [str(venv_python), "-c", program],
-            input=json.dumps({"instance": instance, "schema": schema}),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise AssertionError(
-                f"JSON does not validate against the schema:\n{result.stdout}{result.stderr}"
-            )
-
-    return validate_in_vllm_venv
+    return validate
