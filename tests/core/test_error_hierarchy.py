@@ -15,7 +15,7 @@ from app.llm import errors as llm_errors
 
 # "     ├── Name, Other (422)   comment": the names at the start of what follows the branch.
 _BRANCH = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<names>[A-Z]\w+(?:, [A-Z]\w+)*)")
-_ROOT = re.compile(r"^\s*(?P<name>[A-Z]\w+)(?: \(|\s*$| \()")
+_ROOT = re.compile(r"^\s*(?P<name>[A-Z]\w+)(?: \(|\s*$)")
 
 
 def _drawn(doc: str) -> dict[str, str]:
