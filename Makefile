@@ -6,7 +6,7 @@ BIN := .venv/bin
 SRC := app tests bench scripts migrations
 
 .DEFAULT_GOAL := help
-.PHONY: help setup check test-fast test contract contract-check frontend fuzz vllm bench bench-gates
+.PHONY: help setup check test-fast test contract contract-check frontend fuzz vllm bench bench-gates lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -49,6 +49,10 @@ vllm:  ## the integration suite against a real vLLM server (CPU, tiny model)
 bench:  ## the benchmarks' tables (locator, selection) and the two gates below
 	scripts/bench.sh
 
-bench-gates:  ## gates: every PDF ingests as expected; hostile inputs stay bounded
+bench-gates:  ## gates: every PDF ingests as expected; hostile inputs stay bounded; replicas lose nothing
 	$(PY) bench/ingest_all.py
 	$(PY) bench/hostile.py
+	$(PY) bench/replicas_bench.py
+
+lock:  ## requirements.lock (the image's exact packages) from pyproject.toml, with uv
+	scripts/lock.sh

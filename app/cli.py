@@ -18,13 +18,17 @@ SAMPLE_DOCUMENT_ID = "sample-assembly-2025-11-20"
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+    from app.core.logs import configure_logging, redaction_of
+
+    # JSON lines unless stderr is a terminal (HIGHLIGHT_LOG_FORMAT); no secret, no server folder.
+    secrets, folders = redaction_of(settings)
+    configure_logging(
+        settings.log_level, settings.log_format, secrets=secrets, private_paths=folders
     )
-    # Alembic announces each of its plugins at INFO, before every migration.
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # Alembic announces each of its plugins at INFO, before every migration; httpx logs every
+    # LLM request at INFO, which the client's own line already says.
+    for noisy in ("alembic.runtime.plugins", "httpx", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _database_problem(settings: Settings, exc: BaseException) -> DatabaseUnavailable | None:
@@ -65,18 +69,19 @@ async def ingest_into_database(
     from app.alignment.index import IndexCache
     from app.db.session import create_engine, create_session_factory, dispose_engine
     from app.documents.service import plan_ingest, put_document
-    from app.documents.storage import PdfStorage
+    from app.documents.storage import build_storage
     from app.documents.workers import pdf_workers
     from app.highlights.locating import index_or_refuse
     from app.highlights.stored import forget_other_content
 
     # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
-    storage = PdfStorage(settings.pdf_root, pdf_workers(settings))
+    storage = build_storage(settings, pdf_workers(settings))
     try:
         plan = await asyncio.to_thread(plan_ingest, storage, pdf, document_id)
         # Before anything is stored: a PDF that cannot be indexed is refused, not half-ingested.
-        # Written to the shared disk cache (when set), so the server's first request loads it.
-        cache = IndexCache(settings.index_cache_dir)
+        # Written to the shared disk cache (when set) and the object store's index blobs (when
+        # PDFs live there), so the servers' first request loads it.
+        cache = IndexCache(settings.index_cache_dir, shared=storage.index_blobs())
         await asyncio.to_thread(
             index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
         )
@@ -104,10 +109,32 @@ async def ingest_into_database(
     }
 
 
-def _serve(settings: Settings, host: str, port: int) -> None:
-    from app.main import create_app
-    from app.server import serve
+def _start_up_problem(settings: Settings, exc: BaseException) -> str:
+    """The one line for a worker process whose start-up failed (the parent prints it)."""
+    problem = _database_problem(settings, exc)
+    if problem is not None:
+        return problem.message
+    if isinstance(exc, AppError):
+        return exc.message
+    return f"a worker did not start: {type(exc).__name__}: {exc}"
 
+
+def _serve(settings: Settings, host: str, port: int, workers: int | None = None) -> None:
+    from app.main import create_app
+    from app.server import serve, serve_workers
+
+    workers = workers or settings.workers
+    if workers > 1:
+        serve_workers(
+            create_app,
+            settings,
+            host,
+            port,
+            workers,
+            setup_logging=_configure_logging,
+            describe=_start_up_problem,
+        )
+        return
     try:
         serve(create_app(settings), settings, host, port)
     except Exception as exc:  # the lifespan's start-up failed
@@ -118,9 +145,11 @@ def _serve(settings: Settings, host: str, port: int) -> None:
 
 
 def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
-    if not args.no_migrate:
+    # With several replicas a release runs `migrate` once (a Job) and serve does not
+    # (HIGHLIGHT_MIGRATE_ON_START=false); /readyz says when the schema is behind.
+    if settings.migrate_on_start and not args.no_migrate:
         _migrate(settings)
-    _serve(settings, args.host, args.port)
+    _serve(settings, args.host, args.port, args.workers)
     return 0
 
 
@@ -175,14 +204,30 @@ def _cmd_openapi(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker_count(text: str) -> int:
+    # The same bounds as Settings.workers.
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers from 1 to 64")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="highlight-service", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the HTTP API (migrates the database first)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the HTTP API (migrates first unless HIGHLIGHT_MIGRATE_ON_START=false)",
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--no-migrate", action="store_true", help="do not run migrations first")
+    serve.add_argument(
+        "--workers",
+        type=_worker_count,
+        help="worker processes sharing the port, each with its own PDF workers and caches "
+        "(default HIGHLIGHT_WORKERS, 1: one process)",
+    )
     serve.set_defaults(func=_cmd_serve)
 
     sub.add_parser("migrate", help="bring the database schema up to date").set_defaults(

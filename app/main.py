@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import PurePath
 from typing import Any
 
 import openai
@@ -13,19 +14,22 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
+from sqlalchemy.engine import URL
 
 from app import __version__
 from app.alignment.index import IndexCache
-from app.api import documents, health, highlights
+from app.api import documents, health, highlights, metrics
 from app.api.body_limit import BodyLimit
 from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
+from app.api.middleware import RequestContext
 from app.api.routing import gated
 from app.api.viewer import mount_viewer
+from app.core import tracing
 from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
 from app.core.security import Scope, TokenRegistry
 from app.db.session import create_engine, create_session_factory, dispose_engine
-from app.documents.storage import PdfStorage
+from app.documents.storage import build_storage
 from app.documents.workers import pdf_workers
 from app.highlights.schemas import BatchSummary, CitationEvent
 from app.highlights.service import HighlightService, Limits
@@ -82,6 +86,8 @@ def _include_routers(app: FastAPI, settings: Settings) -> None:
     app.include_router(puts, **write)  # type: ignore[arg-type]
     app.include_router(documents.files, **pdf)  # type: ignore[arg-type]
     app.include_router(health.router)
+    if settings.metrics_enabled:
+        app.include_router(metrics.router, **read)  # type: ignore[arg-type]
     mount_viewer(app, {} if settings.public_docs else read)
 
 
@@ -119,6 +125,12 @@ def _drop_stream_wide_schemas(schema: dict[str, Any]) -> None:
                     stream.pop("schema", None)
 
 
+def _database_name(url: URL) -> str:
+    """Kind and name, never a password, a host's address or a server path (logs are shipped)."""
+    name = (url.database or "").removeprefix("file:").split("?", 1)[0]
+    return f"{url.get_backend_name()} {PurePath(name).name or 'in memory'}"
+
+
 def _operation_id(route: APIRoute) -> str:
     # Stable ids for the generated frontend client: the endpoint function's name.
     return route.name
@@ -146,12 +158,16 @@ def create_app(
             max_highlights_per_chunk=settings.max_highlights_per_chunk,
             batch_deadline_s=settings.batch_deadline_s,
             result_cache_ttl_s=settings.result_cache_ttl_s,
+            llm_max_in_flight=settings.llm_max_in_flight,
+            llm_queue_timeout_s=settings.llm_queue_timeout_s,
         )
-        storage = PdfStorage(settings.pdf_root, pdf_workers(settings))
+        storage = build_storage(settings, pdf_workers(settings))
         service = HighlightService(
             session_factory=factory,
             llm=llm,
-            index_cache=IndexCache(settings.index_cache_dir),
+            # Shared through the object store when there is one: a new replica loads the
+            # indexes others built instead of building every one cold.
+            index_cache=IndexCache(settings.index_cache_dir, shared=storage.index_blobs()),
             storage=storage,
             limits=limits,
         )
@@ -164,9 +180,10 @@ def create_app(
         )
         app.state.services = AppState(settings, engine, factory, storage, tokens, service, stored)
         logging.getLogger(__name__).info(
-            "highlight-service ready (llm provider %s, database %s, auth %s)",
+            "highlight-service ready (llm provider %s, database %s, storage %s, auth %s)",
             settings.llm_provider,
-            engine.url.render_as_string(hide_password=True),
+            _database_name(engine.url),
+            "object store" if settings.storage_url else "local folder",
             "on" if tokens.enabled else "off",
         )
         try:
@@ -192,8 +209,15 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        # FastAPI's own OpenTelemetry spans would duplicate the request span of
+        # api/middleware.py (which also covers CORS and error responses, and names routes as
+        # the metrics and logs do) once a tracer provider is set; metrics are Prometheus'; and
+        # core/tracing.py alone sets up exporters, even with FASTAPI_OTEL_AUTO_CONFIGURE=true.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "auto_configure": False},
     )
     install_error_handlers(app)
+    # Per worker process (each has its own exporter thread); off unless OTEL_* ask for it.
+    tracing.setup_from_environment()
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -202,6 +226,9 @@ def create_app(
             allow_headers=["Authorization", "Content-Type"],
             max_age=600,
         )
+    # Added last, so outermost but for Starlette's error middleware: it sees every request,
+    # CORS preflights included, and its id is on every response the routes send.
+    app.add_middleware(RequestContext)
     _include_routers(app, settings)
     _with_stream_event_schemas(app)
     return app

@@ -14,6 +14,14 @@ The client runs on the same 2 cores as the server, so absolute numbers are a flo
 pg_ctlcluster and the rights to use it): while it is down, a 503 ``database_unavailable`` with
 Retry-After is the right answer and is counted apart; a 500 or a dropped connection is an error.
 Afterwards every write acknowledged with 2xx must still be there.
+
+``--throughput`` measures something else, in one run (load_throughput.py): 10-citation batches
+through a scripted LLM that replies after 0.3 s, at 8, 32 and 64 clients, with ``serve --workers
+2`` and ``--workers 1``; requests/s and p50/p99 beside the ideal (clients / LLM delay) and the CPU
+ceiling (cores / server CPU-seconds per request, measured), the load generator's own CPU shown.
+
+    .venv/bin/python bench/load_bench.py --throughput [--workers 2 1] [--levels 8 32 64]
+                                         [--seconds 20] [--app-dir OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -37,10 +45,14 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import load_throughput  # noqa: E402
+
 from app.documents.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
 from tests.fixtures.load import honest_outage, percentile, restart_postgres  # noqa: E402
+from tests.fixtures.pdfs import write_text_pdf  # noqa: E402
 
+DEFAULT_PDF = ROOT.parent / "shared" / "pdfs" / "pdfjs_freeculture.pdf"
 PG_ADMIN = os.environ.get(
     "HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
@@ -199,15 +211,68 @@ async def run_load(
     }
 
 
+def _throughput_pdf(args: argparse.Namespace, work: Path) -> Path:
+    if args.pdf is not None:
+        return Path(args.pdf)
+    if DEFAULT_PDF.is_file():
+        return DEFAULT_PDF
+    # Without ../shared/pdfs: a generated document with enough chunks to cite 10.
+    paragraphs = [
+        f"Section {i} of the report on copyright and culture. The author argues that the law "
+        f"now regulates culture far more than ever, in {1990 + i} as in every later year. "
+        f"Creators paid {i * 3} per cent more for licences, the survey said."
+        for i in range(60)
+    ]
+    return write_text_pdf(work / "throughput.pdf", paragraphs, title="Generated report")
+
+
+def _throughput(args: argparse.Namespace, work: Path, env: dict[str, str], postgres: bool) -> None:
+    pdf = _throughput_pdf(args, work)
+    seconds = args.seconds or 20.0
+    load_throughput.print_header(pdf, args.citations, args.llm_delay, seconds)
+    rows = load_throughput.run(
+        work,
+        env,
+        pdf=pdf,
+        workers=args.workers,
+        levels=args.levels,
+        seconds=seconds,
+        llm_delay=args.llm_delay,
+        citations=args.citations,
+        app_dir=args.app_dir,
+        postgres=postgres,
+    )
+    print("\n" + load_throughput.HEADER)
+    for row in rows:
+        load_throughput.print_row(row)
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"load_bench-throughput-{args.database}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(load_throughput.as_json(rows), indent=2))
+    print(f"wrote {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seconds", type=float, help="the run (default 60), or each row of it")
     parser.add_argument("--restart-postgres-at", type=float, metavar="S")
+    throughput = parser.add_argument_group("--throughput")
+    throughput.add_argument("--throughput", action="store_true", help="see the docstring")
+    throughput.add_argument("--workers", type=int, nargs="+", default=[2, 1])
+    throughput.add_argument("--levels", type=int, nargs="+", default=[8, 32, 64], metavar="N")
+    throughput.add_argument("--llm-delay", type=float, default=0.3, metavar="S")
+    throughput.add_argument("--citations", type=int, default=10)
+    throughput.add_argument("--pdf", type=Path, help=f"default {DEFAULT_PDF}")
+    throughput.add_argument(
+        "--app-dir", type=Path, default=ROOT, help="the checkout whose app is served"
+    )
     args = parser.parse_args()
     if args.restart_postgres_at is not None and args.database != "postgres":
         parser.error("--restart-postgres-at needs --database postgres")
+    if args.restart_postgres_at is not None and args.throughput:
+        parser.error("--restart-postgres-at is for the mixed load, not --throughput")
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"load-bench-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     database = f"highlight_load_{uuid.uuid4().hex[:8]}"
@@ -222,12 +287,15 @@ def main() -> None:
         "HIGHLIGHT_INDEX_CACHE_DIR": str(work / "cache"),
         "HIGHLIGHT_LOG_LEVEL": "WARNING",
     }
-    pdf = write_sample_pdf(work / "sample.pdf")
-    ingest_with_cli(env, pdf, "sample")
     try:
+        if args.throughput:
+            _throughput(args, work, env, postgres=args.database == "postgres")
+            return
+        pdf = write_sample_pdf(work / "sample.pdf")
+        ingest_with_cli(env, pdf, "sample")
         with live_service(work, env, "serve", "--no-migrate") as service:
             result = asyncio.run(
-                run_load(service.url, args.clients, args.seconds, args.restart_postgres_at)
+                run_load(service.url, args.clients, args.seconds or 60, args.restart_postgres_at)
             )
             server_log = service.output()
     finally:

@@ -6,10 +6,12 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from app.core.config import get_settings
 from app.db.base import Base
+from app.db.migrate import ADVISORY_LOCK_KEY
 from app.db.session import create_engine, dispose_engine
 from app.documents import models as _documents  # noqa: F401  (registers the tables on Base.metadata)
 from app.highlights import models as _highlights  # noqa: F401
@@ -35,7 +37,22 @@ def _run(connection: Connection) -> None:
 async def _run_async() -> None:
     engine = create_engine(_url(), create=True)
     async with engine.connect() as connection:
-        await connection.run_sync(_run)
+        postgres = connection.dialect.name == "postgresql"
+        if postgres:
+            # Held by this session until unlocked: concurrent upgrades wait here, then find the
+            # schema at head (app/db/migrate.py says why; SQLite is locked there).
+            await connection.execute(
+                text("SELECT pg_advisory_lock(:key)"), {"key": ADVISORY_LOCK_KEY}
+            )
+            await connection.commit()
+        try:
+            await connection.run_sync(_run)
+        finally:
+            if postgres:
+                await connection.execute(
+                    text("SELECT pg_advisory_unlock(:key)"), {"key": ADVISORY_LOCK_KEY}
+                )
+                await connection.commit()
     await dispose_engine(engine)
 
 

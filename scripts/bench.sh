@@ -24,5 +24,8 @@ else
   echo "../shared/pdfs/qa is absent: selection benchmark skipped"
 fi
 
-echo "=== gates: ingest every PDF; hostile inputs"
+echo "=== index cache: build vs data-only blob (zlib) vs the old pickle, per PDF"
+$PY bench/index_cache_bench.py --repeat 3
+
+echo "=== gates: ingest every PDF; hostile inputs; 3 replicas behind HAProxy, one killed under load"
 make --no-print-directory bench-gates

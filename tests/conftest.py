@@ -19,6 +19,8 @@ from app.db.migrate import upgrade
 from app.documents.sample import write_sample_pdf
 from tests.fixtures.llm_server import ScriptedLLM
 
+# The S3-compatible test server (moto) and a bucket per test: s3_server, s3_bucket.
+pytest_plugins = ["tests.fixtures.s3"]
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # The team's real-PDF corpus sits beside the checkout; a user's clone will not have it.
 SHARED_PDFS = PROJECT_ROOT.parent / "shared" / "pdfs"

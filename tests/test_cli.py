@@ -54,7 +54,7 @@ def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, sample_pdf
     assert json.loads(second.stdout)["changed"] is False
     assert json.loads(second.stdout)["chunks"] == json.loads(first.stdout)["chunks"]
     # The text index was built at ingest time, into the cache the server reads.
-    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 1
+    assert len(list((tmp_path / "cache").glob("*.idx"))) == 1
 
 
 def test_ingest_of_a_missing_file_says_so(tmp_path: Path) -> None:

@@ -1,24 +1,29 @@
 """Per-PDF text index: every character with its box, plus the normalised skeleton to search.
 
-Built once per PDF (PyMuPDF, blocking) and cached by content hash, in memory and optionally on
-disk, so requests and worker processes reuse it. Character boxes stay in the page's unrotated
-frame, where lines of text are horizontal; ``rotations`` lets callers turn rectangles into the
-frame a viewer displays (``geometry.displayed``).
+Built once per PDF (PyMuPDF, blocking) and cached by content hash: in memory, optionally on
+disk and in a store shared by replicas, as data-only blobs (``index_codec.py``; never pickle,
+since a cache directory or bucket that others can write must not be able to run code here).
+Character boxes stay in the page's unrotated frame, where lines of text are horizontal;
+``rotations`` lets callers turn rectangles into the frame a viewer displays
+(``geometry.displayed``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import pickle
+import re
+import stat
 import tempfile
 import threading
+import time
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pymupdf
 
@@ -35,8 +40,9 @@ from app.alignment.pdf import open_pdf
 from app.alignment.readings import Readings, build_readings
 from app.alignment.text import Normalized, normalize
 
-# Bump whenever the pickled layout or the normalisation changes: stale disk entries are ignored.
-INDEX_VERSION = 6
+# Bump whenever the blob layout (index_codec.py), what an index holds or the normalisation
+# changes: blobs are named by it, so stale ones are never read.
+INDEX_VERSION = 7
 
 # Ligatures stay single glyphs (one box, expanded by normalisation); clip to the page so text
 # hidden outside the crop box is never "found"; no images (they cost time and are not text).
@@ -46,6 +52,8 @@ _TEXT_FLAGS = (
     | pymupdf.TEXT_MEDIABOX_CLIP
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 )
+
+log = logging.getLogger(__name__)
 
 NO_LINE = -1
 # More characters than this on one page is not text a reader reads (a dense page of small print
@@ -67,7 +75,7 @@ class PageTooDense(ValueError):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DocumentIndex:
-    """Immutable, picklable text index of one PDF.
+    """Immutable text index of one PDF (picklable, for the PDF worker processes).
 
     ``chars`` holds every extracted character, with a synthetic "\\n" after each line;
     ``boxes`` has four floats per character (x0, y0, x1, y1, page points, origin at the top-left
@@ -217,14 +225,39 @@ def build_index(pdf: Path | bytes) -> DocumentIndex:
     )
 
 
-class IndexCache:
-    """Thread-safe LRU of built indexes keyed by sha256, backed by an optional pickle directory.
+class SharedBlobs(Protocol):
+    """Index blobs shared between replicas (an object store): blocking calls. Names are flat
+    (``<sha256>.v<INDEX_VERSION>.idx``). ``get`` is None when there is no such blob; any other
+    failure may raise, and the cache carries on without the store."""
 
-    Concurrent ``get`` calls for the same file build it once; other files proceed in parallel.
+    def get(self, name: str) -> bytes | None: ...
+
+    def put(self, name: str, data: bytes) -> None: ...
+
+
+class IndexCache:
+    """Thread-safe LRU of built indexes keyed by sha256, backed by an optional directory of
+    index blobs (``index_codec``: data only, never pickle) and an optional shared store.
+
+    A lookup tries memory, the local file, the shared blob, then ``build``; a build is written
+    to both, a shared hit to the local file. A file or blob that does not decode is a miss (and
+    is overwritten). Concurrent ``get`` calls for the same file build it once; other files
+    proceed in parallel. ``on_build`` is told each build's seconds (for metrics; this package
+    imports none). The built index itself usually comes back from a PDF worker process through
+    pebble, which pickles it over a pipe: that channel is between this service's own processes
+    and stays as it is.
     """
 
-    def __init__(self, cache_dir: Path | None = None, max_entries: int = 16) -> None:
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        max_entries: int = 16,
+        shared: SharedBlobs | None = None,
+        on_build: Callable[[float], None] | None = None,
+    ) -> None:
         self._cache_dir = cache_dir
+        self._shared = shared
+        self._on_build = on_build
         self._max_entries = max(1, max_entries)
         self._entries: OrderedDict[str, DocumentIndex] = OrderedDict()
         # Contents that could not be indexed within the limits, and why: asked again, they are
@@ -237,16 +270,19 @@ class IndexCache:
         """The index of the PDF whose content hashes to ``sha256``; ``build`` makes it on a miss.
         The cache trusts the key: checking that a file still has this content is the caller's
         job, on every open (``PdfStorage.verify``), not only on a miss."""
+        persisted = self._cache_dir is not None or self._shared is not None
+        if persisted and not _SHA256.fullmatch(sha256):
+            # The key names files and blobs: only a digest may, never a path.
+            raise ValueError(f"index cache key {sha256[:80]!r} is not a hex SHA-256")
         with self._lock:
             key_lock = self._key_locks.setdefault(sha256, threading.Lock())
         with key_lock:
             cached = self._lookup(sha256)
             if cached is not None:
                 return cached
-            index = self._load(sha256)
+            index = self._load(blob_name(sha256))
             if index is None:
-                index = build()
-                self._store(sha256, index)
+                index = self._build(blob_name(sha256), build)
             self._remember(sha256, index)
             return index
 
@@ -275,34 +311,108 @@ class IndexCache:
                 evicted, _ = self._entries.popitem(last=False)
                 self._key_locks.pop(evicted, None)
 
-    def _path(self, key: str) -> Path | None:
+    def _load(self, name: str) -> DocumentIndex | None:
+        """The index from the local file, else from the shared store (then kept locally)."""
+        data = self._read_local(name)
+        if data is not None:
+            index = _decoded(data, f"cached index {name}")
+            if index is not None:
+                return index
+        data = self._read_shared(name)
+        if data is None:
+            return None
+        index = _decoded(data, f"shared index {name}")
+        if index is not None:
+            self._write_local(name, data)
+        return index
+
+    def _build(self, name: str, build: Callable[[], DocumentIndex]) -> DocumentIndex:
+        started = time.perf_counter()
+        index = build()
+        if self._on_build is not None:
+            self._on_build(time.perf_counter() - started)
+        if self._cache_dir is not None or self._shared is not None:
+            try:
+                data = index_codec.encode_index(index)
+            except ValueError as exc:  # a non-finite page size: kept in memory only
+                log.warning("index %s is not cached (%s)", name, exc)
+                return index
+            self._write_local(name, data)
+            self._write_shared(name, data)
+        return index
+
+    def _read_local(self, name: str) -> bytes | None:
         if self._cache_dir is None:
             return None
-        return self._cache_dir / f"{key}.v{INDEX_VERSION}.pickle"
-
-    def _load(self, key: str) -> DocumentIndex | None:
-        path = self._path(key)
-        if path is None or not path.is_file():
-            return None
         try:
-            # Only this class writes the cache directory, so unpickling it is trusted.
-            with path.open("rb") as handle:
-                index = pickle.load(handle)
-        except Exception:  # a truncated or foreign file is just a cache miss
+            # Non-blocking, so that a FIFO planted under the name cannot hang the reader.
+            fd = os.open(self._cache_dir / name, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as handle:
+                facts = os.fstat(fd)
+                if stat.S_ISREG(facts.st_mode) and facts.st_size <= index_codec.MAX_BLOB_BYTES:
+                    return handle.read()
+        except FileNotFoundError:
             return None
-        return index if isinstance(index, DocumentIndex) else None
+        except OSError as exc:
+            log.warning("cannot read cached index %s (%s)", name, _why(exc))
+            return None
+        log.warning("cached index %s is not a file of an index's size and is replaced", name)
+        return None
 
-    def _store(self, key: str, index: DocumentIndex) -> None:
-        path = self._path(key)
-        if path is None:
+    def _write_local(self, name: str, data: bytes) -> None:
+        if self._cache_dir is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write-then-rename so a concurrent reader in another process never sees half a file.
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
+        tmp_name: str | None = None
         try:
+            self._cache_dir.mkdir(parents=True, exist_ok=True)
+            # Write-then-rename so a concurrent reader in another process never sees half a file.
+            fd, tmp_name = tempfile.mkstemp(dir=self._cache_dir, prefix=f".{name}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+                handle.write(data)
+            os.replace(tmp_name, self._cache_dir / name)
+        except OSError as exc:  # a full disk costs the next process a rebuild, not this request
+            log.warning("cannot write cached index %s (%s)", name, _why(exc))
+            if tmp_name is not None:
+                Path(tmp_name).unlink(missing_ok=True)
+
+    def _read_shared(self, name: str) -> bytes | None:
+        if self._shared is None:
+            return None
+        try:
+            return self._shared.get(name)
+        except Exception as exc:  # an unreachable store is a miss: the index can be rebuilt
+            log.warning("cannot read shared index %s (%s)", name, type(exc).__name__)
+            return None
+
+    def _write_shared(self, name: str, data: bytes) -> None:
+        if self._shared is None:
+            return
+        try:
+            self._shared.put(name, data)
+        except Exception as exc:  # other replicas will build it themselves
+            log.warning("cannot share index %s (%s)", name, type(exc).__name__)
+
+
+_SHA256 = re.compile("[0-9a-f]{64}")
+
+
+def blob_name(sha256: str) -> str:
+    """The file and blob name of the index of the PDF with this content hash."""
+    return f"{sha256}.v{INDEX_VERSION}.idx"
+
+
+def _decoded(data: bytes, what: str) -> DocumentIndex | None:
+    try:
+        return index_codec.decode_index(data)
+    except index_codec.CorruptIndex as exc:
+        log.warning("%s is unusable and is replaced (%s)", what, exc)
+        return None
+
+
+def _why(exc: OSError) -> str:
+    """An OS error without the absolute path its message carries."""
+    return exc.strerror or type(exc).__name__
+
+
+# Last: the codec builds DocumentIndex objects, so it imports this module, whichever comes first.
+from app.alignment import index_codec  # noqa: E402

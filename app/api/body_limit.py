@@ -2,7 +2,8 @@
 
 A batch can only be so big: its schema caps the query, the answer and the citations, so its
 limit is derived from those ceilings (576 KiB; real batches are under 200 KB). A document PUT
-carries all of a document's chunks and has the configurable HIGHLIGHT_MAX_REQUEST_BYTES. A
+carries all of a document's chunks and has the configurable HIGHLIGHT_MAX_REQUEST_BYTES; a PDF
+upload has HIGHLIGHT_MAX_PDF_BYTES. A
 declared Content-Length over the limit is refused before a byte is read; a body without one
 (chunked) is read up to the limit and then refused, so memory stays bounded either way.
 """
@@ -76,6 +77,14 @@ class BodyLimit:
             f"the request body is larger than this service accepts ({max_request_bytes} bytes, "
             "HIGHLIGHT_MAX_REQUEST_BYTES); a PUT carries all of a document's chunks, so send "
             "fewer or shorter chunks, or ask the operator to raise HIGHLIGHT_MAX_REQUEST_BYTES",
+        )
+
+    @classmethod
+    def for_pdfs(cls, max_pdf_bytes: int) -> BodyLimit:
+        return cls(
+            max_pdf_bytes,
+            f"the PDF is larger than this service accepts ({max_pdf_bytes} bytes, "
+            "HIGHLIGHT_MAX_PDF_BYTES); ask the operator to raise HIGHLIGHT_MAX_PDF_BYTES",
         )
 
     def refusal(self) -> PayloadTooLarge:

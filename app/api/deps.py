@@ -40,7 +40,12 @@ def get_state(request: Request) -> AppState:
     return state
 
 
-StateDep = Annotated[AppState, Depends(get_state)]
+async def _state(request: Request) -> AppState:
+    # async: FastAPI runs a plain def dependency in its thread pool, a thread hop per request.
+    return get_state(request)
+
+
+StateDep = Annotated[AppState, Depends(_state)]
 
 
 async def get_session(state: StateDep) -> AsyncIterator[AsyncSession]:

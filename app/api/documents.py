@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Header, Path, Query, Response, status
+from fastapi import APIRouter, BackgroundTasks, Header, Path, Query, Request, Response, status
 from fastapi.responses import FileResponse
 from pydantic import StringConstraints
 
+from app.api.body_limit import BodyLimit
 from app.api.deps import HIGHLIGHT_ID, SessionDep, StateDep
 from app.api.pdf_response import PdfFileResponse
+from app.api.routing import RawBody, raw_body
 from app.core.errors import error_responses
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
 from app.documents import service
@@ -17,6 +19,7 @@ from app.documents.schemas import (
     DocumentOut,
     DocumentUpsert,
     DocumentUpsertResult,
+    PdfUploadResult,
 )
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
@@ -25,6 +28,21 @@ reads = APIRouter(prefix="/v2/documents", tags=["documents"])
 writes = APIRouter(prefix="/v2/documents", tags=["documents"])
 files = APIRouter(prefix="/v2/documents", tags=["documents"])
 DocumentId = Annotated[str, Path(min_length=1, max_length=DOCUMENT_ID_MAX, pattern=ID_PATTERN)]
+SHA256 = r"^[0-9a-f]{64}$"
+PDF_BODY = RawBody("application/pdf", lambda settings: BodyLimit.for_pdfs(settings.max_pdf_bytes))
+
+
+def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
+    return [
+        ChunkOut(
+            id=c.id,
+            ordinal=c.ordinal,
+            page_start=c.page_start,
+            page_end=c.page_end,
+            text=c.text if include_text else None,
+        )
+        for c in document.chunks
+    ]
 
 
 def _out(document: Document, include_text: bool) -> DocumentOut:
@@ -35,16 +53,7 @@ def _out(document: Document, include_text: bool) -> DocumentOut:
         sha256=document.sha256,
         page_count=document.page_count,
         pdf_url=f"/v2/documents/{document.id}/pdf",
-        chunks=[
-            ChunkOut(
-                id=c.id,
-                ordinal=c.ordinal,
-                page_start=c.page_start,
-                page_end=c.page_end,
-                text=c.text if include_text else None,
-            )
-            for c in document.chunks
-        ],
+        chunks=_chunks_out(document, include_text),
     )
 
 
@@ -79,6 +88,92 @@ async def put_document(
         **_out(outcome.document, include_text=False).model_dump(),
         created=outcome.created,
         changed=outcome.changed,
+    )
+
+
+@writes.put(
+    "/{document_id}/pdf",
+    response_model=PdfUploadResult,
+    responses={
+        201: {"model": PdfUploadResult, "description": "Stored (with chunk=true: created)"},
+        **error_responses(409, 413, 415, 422, 502, 503),
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+@raw_body(PDF_BODY)
+async def put_document_pdf(
+    document_id: DocumentId,
+    request: Request,
+    state: StateDep,
+    response: Response,
+    background: BackgroundTasks,
+    sha256: Annotated[
+        str | None,
+        Query(
+            pattern=SHA256,
+            description="SHA-256 of the body (lower-case hex) as the sender computed it; a body "
+            "that hashes otherwise is refused (422) and nothing is stored.",
+        ),
+    ] = None,
+    chunk: Annotated[
+        bool,
+        Query(
+            description="Also split the PDF into chunks here, as `highlight-service ingest` "
+            "does, and store the document (replacing its chunks) in the same call."
+        ),
+    ] = False,
+    title: Annotated[
+        str | None,
+        Query(min_length=1, max_length=500, description="With chunk=true: the document's title."),
+    ] = None,
+) -> PdfUploadResult:
+    """Upload a document's PDF as the raw body (`Content-Type: application/pdf`, at most
+    HIGHLIGHT_MAX_PDF_BYTES). It is stored by its content, so sending the same bytes again
+    rewrites nothing (`newly_stored: false`); then PUT the document with the answered
+    `source_path` and its chunks, or pass `chunk=true` to have this service chunk it. 201 when
+    the PDF (with chunk=true: the document) is new."""
+    upload = await service.upload_pdf(
+        state.session_factory,
+        state.storage,
+        document_id,
+        await request.body(),
+        sha256=sha256,
+        chunk=chunk,
+        title=title,
+    )
+    result = PdfUploadResult(
+        document_id=document_id,
+        sha256=upload.facts.sha256,
+        source_path=upload.saved.source_path,
+        page_count=upload.facts.page_count,
+        title=upload.facts.title,
+        newly_stored=upload.saved.newly_stored,
+    )
+    outcome = upload.document
+    if outcome is None:
+        if upload.saved.newly_stored:
+            response.status_code = status.HTTP_201_CREATED
+        return result
+    document = outcome.document
+    if outcome.created:
+        response.status_code = status.HTTP_201_CREATED
+    if outcome.changed:
+        # As for a document PUT: the earlier content's highlights go, the new index is warmed.
+        background.add_task(
+            state.highlights.document_changed, document.id, document.source_path, document.sha256
+        )
+    return result.model_copy(
+        update={
+            "title": document.title,
+            "created": outcome.created,
+            "changed": outcome.changed,
+            "chunks": _chunks_out(document, include_text=False),
+        }
     )
 
 
@@ -138,7 +233,6 @@ async def get_document_pdf(
     )
 
 
-SHA256 = r"^[0-9a-f]{64}$"
 HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
 
 

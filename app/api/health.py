@@ -1,15 +1,27 @@
+"""Probes. ``/livez``: the process answers (a liveness probe must never fail because a dependency
+is down, or every pod restarts during a database outage). ``/readyz``: this replica can serve:
+database reachable and at this release's schema, storage reachable, not shutting down (a
+readiness probe takes a replica out of the load balancer, which is what those cases need).
+``/healthz`` is kept as it was for existing monitors: the database check alone."""
+
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from app.api.deps import StateDep
+from app.db.migrate import head_revisions, known_revisions
 
 router = APIRouter(tags=["health"])
+log = logging.getLogger(__name__)
+# A probe that hangs is worse than one that fails: Kubernetes' default probe timeout is 1 s.
+CHECK_TIMEOUT_S = 2.0
 
 
 class Health(BaseModel):
@@ -19,12 +31,31 @@ class Health(BaseModel):
     llm_model: str | None
 
 
-async def _database_ok(state: StateDep) -> bool:
+class Liveness(BaseModel):
+    status: Literal["alive"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    database: Literal["ok", "unreachable", "not_migrated"]
+    storage: Literal["ok", "unreachable"]
+    shutting_down: bool
+    problems: list[str] = Field(
+        description="What keeps this replica out of service, one line each (empty when ready)."
+    )
+
+
+async def _schema_revisions(state: StateDep) -> set[str]:
     # A real read of the schema, not SELECT 1: a deleted, replaced, damaged or unmigrated SQLite
     # file answers SELECT 1 happily.
+    async with state.engine.connect() as conn:
+        rows = await conn.execute(text("SELECT version_num FROM alembic_version"))
+        return {row[0] for row in rows}
+
+
+async def _database_ok(state: StateDep) -> bool:
     try:
-        async with state.engine.connect() as conn:
-            await conn.execute(text("SELECT version_num FROM alembic_version"))
+        await asyncio.wait_for(_schema_revisions(state), CHECK_TIMEOUT_S)
     except Exception:
         return False
     return True
@@ -40,3 +71,57 @@ async def health(state: StateDep) -> JSONResponse:
         llm_model=state.settings.llm_model or None,
     )
     return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
+
+
+@router.get("/livez", response_model=Liveness)
+async def livez() -> Liveness:
+    return Liveness(status="alive")
+
+
+async def _database_check(
+    state: StateDep,
+) -> tuple[Literal["ok", "unreachable", "not_migrated"], str]:
+    try:
+        found = await asyncio.wait_for(_schema_revisions(state), CHECK_TIMEOUT_S)
+    except Exception as exc:
+        log.debug("readiness: database check failed", exc_info=exc)
+        return "unreachable", "the database cannot be reached or has no schema"
+    expected = head_revisions()
+    newer = found - known_revisions()
+    if found != expected and not newer:
+        return "not_migrated", (
+            f"the database schema is at {', '.join(sorted(found)) or 'nothing'}, this release "
+            f"needs {', '.join(sorted(expected))}: run `highlight-service migrate`"
+        )
+    return "ok", ""
+
+
+async def _storage_check(state: StateDep) -> tuple[Literal["ok", "unreachable"], str]:
+    try:
+        problem = await asyncio.wait_for(
+            asyncio.to_thread(state.storage.problem), CHECK_TIMEOUT_S + 1
+        )
+    except TimeoutError:
+        problem = "the PDF storage did not answer in time"
+    return ("unreachable", problem) if problem else ("ok", "")
+
+
+@router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
+async def readyz(state: StateDep) -> JSONResponse:
+    (database, db_problem), (storage, storage_problem) = await asyncio.gather(
+        _database_check(state), _storage_check(state)
+    )
+    # Read after the checks: shutdown may have begun (from a signal handler) while they ran.
+    shutting_down = state.highlights.shutting_down
+    problems = [p for p in (db_problem, storage_problem) if p]
+    if shutting_down:
+        problems.append("shutting down")
+    ready = not problems
+    body = Readiness(
+        status="ready" if ready else "not_ready",
+        database=database,
+        storage=storage,
+        shutting_down=shutting_down,
+        problems=problems,
+    )
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)

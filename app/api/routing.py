@@ -13,13 +13,17 @@ stalled the loop 26 ms of its 29), while pydantic-core lets other threads run as
 One body at a time per route group: more threads wanting the GIL would starve the loop more
 (20 concurrent 6 MB PUTs stalled /healthz up to 620 ms with a thread each, 350-430 ms with one,
 600-830 ms with none).
+
+A route that takes a raw body (a PDF upload) says so with ``raw_body``: its media type, checked
+from the headers before the body is read (415 otherwise), and its own limit from the settings.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -28,13 +32,46 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 
 from app.api.body_limit import BodyLimit, read_body
-from app.api.deps import authorize_from_headers
-from app.core.errors import AppError
+from app.api.deps import authorize_from_headers, get_state
+from app.core.config import Settings
+from app.core.errors import AppError, UnsupportedMediaType
 from app.core.security import Scope
 
 # Bodies up to this are parsed on the event loop as FastAPI does (a millisecond or two; the
 # thread hop would cost more).
 OFF_LOOP_BYTES = 256 * 1024
+_RAW_BODY = "__raw_body__"
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class RawBody:
+    """A route's raw body: the one media type it takes and its limit, read off the settings."""
+
+    media_type: str
+    limit: Callable[[Settings], BodyLimit]
+
+    def check_media_type(self, request: Request) -> None:
+        sent = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if sent != self.media_type:
+            error = UnsupportedMediaType(
+                f"send the body as {self.media_type} (Content-Type: {self.media_type}); "
+                f"it was sent as {sent or 'no Content-Type'}",
+                details={"expected": self.media_type},
+            )
+            # The body is never read, so the connection cannot carry another request.
+            error.headers = {"Connection": "close"}
+            raise error
+
+
+def raw_body(spec: RawBody) -> Callable[[Endpoint], Endpoint]:
+    """Mark an endpoint as taking ``spec``'s raw body (it reads ``await request.body()``)."""
+
+    def mark(endpoint: Endpoint) -> Endpoint:
+        setattr(endpoint, _RAW_BODY, spec)
+        return endpoint
+
+    return mark
 
 
 class GatedRoute(APIRoute):
@@ -48,6 +85,7 @@ class GatedRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         limit, needs, parsers, model = self.limit, self.needs, self.parsers, self._body_model()
+        raw: RawBody | None = getattr(self.endpoint, _RAW_BODY, None)
 
         async def gated(request: Request) -> Response:
             try:
@@ -57,7 +95,11 @@ class GatedRoute(APIRoute):
                 # rather than left reading a body nobody wants.
                 refused.headers = {**(refused.headers or {}), "Connection": "close"}
                 raise
-            body = await read_body(request, limit)
+            own = limit
+            if raw is not None:
+                raw.check_media_type(request)
+                own = raw.limit(get_state(request).settings)
+            body = await read_body(request, own)
             request._body = body  # FastAPI's request.body() returns it without reading again
             if model is not None and len(body) > OFF_LOOP_BYTES and _is_json(request):
                 try:

@@ -88,6 +88,32 @@ class Settings(BaseSettings):
     max_concurrent_previews: int = Field(default=2, ge=1)
 
     log_level: str = "INFO"
+    # json: one JSON object per line (what a log pipeline wants); text: for a terminal; auto:
+    # json unless stderr is a terminal.
+    log_format: Literal["auto", "json", "text"] = "auto"
+
+    # Where PDFs (and shared index blobs) live. Empty: the local folder HIGHLIGHT_PDF_ROOT, as
+    # before. s3://bucket/prefix: an S3-compatible object store (credentials and endpoint from the
+    # standard AWS_* variables), shared by every replica; file:///abs/path: a local object store
+    # (tests, one machine). Objects are named by their SHA-256.
+    storage_url: str = Field(default="", pattern=r"^((s3|file|memory)://\S*)?$")
+    # Each replica's read-through copy of the object store's PDFs (and index blobs).
+    storage_cache_dir: Path = Path("./var/storage-cache")
+    # PUT /v2/documents/{id}/pdf larger than this gets a 413 before it is stored.
+    max_pdf_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
+
+    # Run the migrations when `serve` starts. Convenient on one machine; a deployment with
+    # several replicas runs `highlight-service migrate` once per release (a Job or init
+    # container) and sets this to false, as the image does.
+    migrate_on_start: bool = True
+    # Worker processes of `serve` (each with its own PDF workers and caches); 1 is one process.
+    workers: int = Field(default=1, ge=1, le=64)
+    # LLM calls in flight at once from this replica; a batch that cannot get a slot within
+    # llm_queue_timeout_s (or its deadline) answers with the lexical selector (reason llm_busy).
+    llm_max_in_flight: int = Field(default=16, ge=1, le=1024)
+    llm_queue_timeout_s: float = Field(default=2.0, ge=0)
+    # Prometheus metrics at /metrics (a read route: it needs a read token when auth is on).
+    metrics_enabled: bool = True
 
     @field_validator("database_url")
     @classmethod

@@ -4,7 +4,8 @@ errors become HTTP.
     AppError (500)
      ├── BadRequest (422)            input that passed schema validation but is still unusable
      │    ├── InvalidDocumentId, InvalidChunks, InvalidSourcePath, UnreadablePdf
-     │    ├── PdfTooComplex          code pdf_too_complex     (all five: documents/errors.py)
+     │    ├── InvalidUpload, UploadHashMismatch
+     │    ├── PdfTooComplex          code pdf_too_complex     (all seven: documents/errors.py)
      │    └── BatchTooLarge, PageNotRendered                  (highlights/errors.py)
      ├── Unauthorized (401)          no or unknown bearer token
      ├── Forbidden (403)             a read token used to write
@@ -16,9 +17,11 @@ errors become HTTP.
      │    ├── ChunkIdsTaken                                    (documents/errors.py)
      │    └── PdfChanged             code pdf_changed          (documents/errors.py)
      ├── PayloadTooLarge (413)
+     ├── UnsupportedMediaType (415)  a raw body sent as another type than the route takes
      ├── RangeNotInFile (416)        code range_not_satisfiable (api/pdf_response.py)
      ├── UpstreamError (502)         an external system failed
-     │    └── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
+     │    ├── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
+     │    └── StorageUnavailable     the PDFs' object store                (documents/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
 
@@ -58,6 +61,7 @@ class ErrorCode(StrEnum):
     pdf_changed = "pdf_changed"
     pdf_too_complex = "pdf_too_complex"
     payload_too_large = "payload_too_large"
+    unsupported_media_type = "unsupported_media_type"
     range_not_satisfiable = "range_not_satisfiable"
     upstream_error = "upstream_error"
     database_unavailable = "database_unavailable"
@@ -127,6 +131,11 @@ class PayloadTooLarge(AppError):
     code = ErrorCode.payload_too_large
 
 
+class UnsupportedMediaType(AppError):
+    status_code = 415
+    code = ErrorCode.unsupported_media_type
+
+
 class UpstreamError(AppError):
     status_code = 502
     code = ErrorCode.upstream_error
@@ -150,8 +159,10 @@ _DESCRIPTIONS = {
     404: "Not found.",
     409: "Conflicts with what is stored.",
     413: "The request body is larger than the service accepts.",
+    415: "The body is not of the media type the route takes (Content-Type).",
     416: "The requested byte range is not in the file.",
     422: "The request is malformed or unusable; error.message names the field and the fix.",
+    502: "A system the service depends on (the PDFs' object store) failed; retry later.",
     503: "The service's database is unavailable, or it is busy with costly work (code busy); "
     "retry after the Retry-After header's seconds.",
 }

@@ -1,13 +1,29 @@
-"""Run Alembic from code: the schema is only ever created by the migrations in ``migrations/``."""
+"""Run Alembic from code: the schema is only ever created by the migrations in ``migrations/``.
+
+Several processes may start at once (replicas, a migration Job beside a pod that still migrates
+on start): each upgrade holds a lock for its whole run, so they never interleave DDL. PostgreSQL:
+a session advisory lock taken in ``migrations/env.py`` on the connection that migrates. SQLite:
+an exclusive ``flock`` on a file beside the database (the database file itself cannot be locked
+that way without upsetting SQLite's own locks). The second process waits, then finds the schema
+at head and does nothing.
+"""
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import make_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+# pg_advisory_lock's key: any fixed 64-bit number, the same in every release.
+ADVISORY_LOCK_KEY = 0x68_6C_73_76_63_6D_69_67  # "hlsvcmig"
 
 
 def alembic_config(database_url: str) -> Config:
@@ -17,10 +33,51 @@ def alembic_config(database_url: str) -> Config:
     return config
 
 
+@lru_cache(maxsize=1)
+def head_revisions() -> frozenset[str]:
+    """The revisions this release's code expects the database to be at."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return frozenset(script.get_heads())
+
+
+@lru_cache(maxsize=1)
+def known_revisions() -> frozenset[str]:
+    """Every revision this release's migrations know. A database at a revision outside this set
+    was migrated by a newer release (during a rolling update the Job runs before the old pods
+    stop): migrations are written to be compatible with the release before them."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return frozenset(rev.revision for rev in script.walk_revisions())
+
+
+def sqlite_lock_path(database_url: str) -> Path | None:
+    """The lock file beside a SQLite database file; None for other databases and in-memory."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = (url.database or "").removeprefix("file:").split("?", 1)[0]
+    if not database or database == ":memory:":
+        return None
+    path = Path(database).resolve()
+    return path.with_name(path.name + ".migrate-lock")
+
+
+@contextmanager
+def _file_lock(path: Path | None) -> Iterator[None]:
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
 def upgrade(database_url: str, revision: str = "head") -> None:
     """Blocking (env.py runs its own event loop): call it from a thread inside async code."""
-    command.upgrade(alembic_config(database_url), revision)
+    with _file_lock(sqlite_lock_path(database_url)):
+        command.upgrade(alembic_config(database_url), revision)
 
 
 def downgrade(database_url: str, revision: str) -> None:
-    command.downgrade(alembic_config(database_url), revision)
+    with _file_lock(sqlite_lock_path(database_url)):
+        command.downgrade(alembic_config(database_url), revision)

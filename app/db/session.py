@@ -51,6 +51,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.core.errors import DatabaseUnavailable, WriteConflict
+from app.db.write_queue import WriteQueue
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,6 +66,7 @@ _held: dict[FileIdentity, list[int]] = {}  # identity -> [fd, engines]
 _held_lock = threading.Lock()
 _orphans: list[int] = []  # never closed, for the reason above (a race that needs two renames)
 _watches: weakref.WeakKeyDictionary[Engine, SqliteFile] = weakref.WeakKeyDictionary()
+_write_queues: weakref.WeakKeyDictionary[Engine, WriteQueue] = weakref.WeakKeyDictionary()
 
 
 class SqliteFile:
@@ -180,6 +182,7 @@ def _still_the_database(opened: tuple[SqliteFile, FileIdentity | None]) -> bool:
 async def dispose_engine(engine: AsyncEngine) -> None:
     """Close every pooled connection, then the descriptors kept to watch the SQLite file."""
     await engine.dispose()
+    _write_queues.pop(engine.sync_engine, None)
     watch = _watches.pop(engine.sync_engine, None)
     if watch is not None:
         watch.release()
@@ -277,23 +280,47 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
         raise
 
 
+def _write_queue(factory: async_sessionmaker[AsyncSession]) -> WriteQueue | None:
+    """This process's queue of writers to the factory's SQLite database (write_queue.py); None
+    for a server database, which has row locks."""
+    bind = factory.kw.get("bind")
+    if not isinstance(bind, AsyncEngine) or bind.dialect.name != "sqlite":
+        return None
+    with _held_lock:
+        return _write_queues.setdefault(bind.sync_engine, WriteQueue())
+
+
 async def in_transaction(
     factory: async_sessionmaker[AsyncSession],
     work: Callable[[AsyncSession], Awaitable[T]],
     *,
     attempts: int,
+    combine: bool = False,
 ) -> T:
     """``work`` in one transaction, run again (at most ``attempts`` times in all) when it loses
     a race to a concurrent transaction: a duplicate insert, a deadlock or a serialization
     failure (WriteConflict). The other transaction went through, so this one goes through when
-    tried again; the last WriteConflict is raised."""
-    for attempt in range(1, attempts + 1):
-        try:
-            async with transaction(factory) as session:
-                return await work(session)
-        except WriteConflict:
-            if attempt == attempts:
-                raise
-            log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
-            await asyncio.sleep(0.02 * attempt)
-    raise AssertionError("unreachable")
+    tried again; the last WriteConflict is raised. On SQLite, after this process's writers
+    before it; ``combine``: possibly in one transaction with theirs (write_queue.py: only for
+    work that touches nothing but the session)."""
+
+    async def alone(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        for attempt in range(1, attempts + 1):
+            try:
+                async with transaction(factory) as session:
+                    return await work(session)
+            except WriteConflict:
+                if attempt == attempts:
+                    raise
+                log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
+                await asyncio.sleep(0.02 * attempt)
+        raise AssertionError("unreachable")
+
+    async def together(works: list[Callable[[AsyncSession], Awaitable[Any]]]) -> list[Any]:
+        async with transaction(factory) as session:
+            return [await each(session) for each in works]
+
+    queue = _write_queue(factory)
+    if queue is None:
+        return await alone(work)
+    return await queue.run(work, combine=combine, alone=alone, together=together)

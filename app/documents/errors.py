@@ -7,7 +7,7 @@ pickled back to the service, and pickling rebuilds an exception from its ``args`
 
 from __future__ import annotations
 
-from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound
+from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound, UpstreamError
 
 
 class DocumentNotFound(NotFound):
@@ -41,6 +41,15 @@ class UnreadablePdf(BadRequest):
     with the reason, never stored half-usable."""
 
 
+class InvalidUpload(BadRequest):
+    """A PDF upload without a body, or with options that do not go together."""
+
+
+class UploadHashMismatch(BadRequest):
+    """An upload whose bytes do not hash to the ``sha256`` it was sent with: damaged on the way,
+    or the wrong file."""
+
+
 class PdfTooComplex(BadRequest):
     """A PDF whose processing needs more memory or time than one job may use."""
 
@@ -55,3 +64,8 @@ class PdfChanged(Conflict):
     """The PDF on disk is not the content a document (or a stored highlight) was made from."""
 
     code = ErrorCode.pdf_changed
+
+
+class StorageUnavailable(UpstreamError):
+    """The object store holding the PDFs failed or cannot be reached (a write, or a document PUT
+    that must read its PDF); readers of a stored PDF get ``PdfMissing`` instead."""

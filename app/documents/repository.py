@@ -22,15 +22,6 @@ async def get_document_row(session: AsyncSession, document_id: str) -> Document 
     return await session.get(Document, document_id)
 
 
-async def get_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-    if not chunk_ids:
-        return {}
-    rows = await session.scalars(
-        select(Chunk).where(Chunk.id.in_(set(chunk_ids))).options(selectinload(Chunk.document))
-    )
-    return {chunk.id: chunk for chunk in rows}
-
-
 async def chunk_owners(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, str]:
     rows = await session.execute(
         select(Chunk.id, Chunk.document_id).where(Chunk.id.in_(set(chunk_ids)))

@@ -33,13 +33,17 @@ class ChunkIn(BaseModel):
 
 class DocumentUpsert(BaseModel):
     """A document and all its chunks, as an upstream RAG ingestion pushes them. The PDF must
-    already be under the service's PDF root (HIGHLIGHT_PDF_ROOT) at ``source_path``."""
+    already be in the service's PDF storage at ``source_path``: uploaded with
+    ``PUT /v2/documents/{id}/pdf`` (which answers the ``source_path`` to send), or put there by
+    the pipeline (under HIGHLIGHT_PDF_ROOT, or in the object store of HIGHLIGHT_STORAGE_URL)."""
 
     model_config = ConfigDict(extra="forbid")
 
     title: StorableText | None = Field(default=None, max_length=500)
     source_path: StorableText = Field(
-        min_length=1, max_length=1024, description="Path of the PDF relative to the PDF root."
+        min_length=1,
+        max_length=1024,
+        description="Path of the PDF relative to the PDF root (its key in the object store).",
     )
     chunks: list[ChunkIn] = Field(min_length=1, max_length=20_000)
 
@@ -73,3 +77,32 @@ class DocumentOut(BaseModel):
 class DocumentUpsertResult(DocumentOut):
     created: bool
     changed: bool = Field(description="False when the request matched what was stored.")
+
+
+class PdfUploadResult(BaseModel):
+    """A stored PDF upload; with ``chunk=true``, also the document made of it."""
+
+    document_id: str
+    sha256: str = Field(description="SHA-256 of the PDF's bytes (hex).")
+    source_path: str = Field(
+        description="Where the PDF is stored, by its content: the source_path to send in "
+        "PUT /v2/documents/{id}."
+    )
+    page_count: int
+    title: str = Field(
+        description="The PDF's own metadata title ('' when it has none); with chunk=true, the "
+        "document's title."
+    )
+    newly_stored: bool = Field(
+        description="False when the same content was already stored (nothing was rewritten)."
+    )
+    created: bool | None = Field(
+        default=None, description="chunk=true: whether the document was new."
+    )
+    changed: bool | None = Field(
+        default=None,
+        description="chunk=true: False when the document already was this PDF with these chunks.",
+    )
+    chunks: list[ChunkOut] | None = Field(
+        default=None, description="chunk=true: the document's chunks (ids and pages)."
+    )

@@ -1,4 +1,6 @@
-"""Documents use cases: register a PDF with its chunks (over HTTP or from the CLI), read it back.
+"""Documents use cases: register a PDF with its chunks (over HTTP or from the CLI), take a PDF
+uploaded over HTTP (stored by its content, optionally chunked here as ``ingest`` does), read it
+back.
 
 Every write is one transaction; re-sending the same document is a no-op, also when two identical
 requests race (the loser of the race retries and finds the winner's rows unchanged).
@@ -26,13 +28,15 @@ from app.documents.errors import (
     DocumentNotFound,
     InvalidChunks,
     InvalidDocumentId,
+    InvalidUpload,
     PdfChanged,
     PdfMissing,
     UnreadablePdf,
+    UploadHashMismatch,
 )
 from app.documents.models import Chunk, Document
 from app.documents.schemas import ChunkIn, DocumentUpsert
-from app.documents.storage import PdfFacts, PdfStorage, inspect_pdf
+from app.documents.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
 
 log = logging.getLogger(__name__)
 # A racing identical write loses at most once per competitor; three tries cover a burst.
@@ -118,7 +122,7 @@ async def _upsert(
         for i, c in enumerate(body.chunks)
     ]
     title = body.title or facts.title or Path(body.source_path).stem
-    source_path = storage.relative(storage.resolve(body.source_path)) or body.source_path
+    source_path = storage.normalize(body.source_path)
     document = await repository.get_document(session, document_id)
     created = document is None
     if document is None:
@@ -161,40 +165,116 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
             "':' or '-', starting with a letter or digit"
         )
     data = pdf_path.read_bytes()
-    run = storage.workers.run
-    page_count, title = run(inspect_pdf, data, pdf_path.name, name=pdf_path.name)
-    facts = PdfFacts(hashlib.sha256(data).hexdigest(), page_count, title)
+    facts = _inspect(storage, data, hashlib.sha256(data).hexdigest(), pdf_path.name)
+    chunks = _chunks_of(storage, data, pdf_path.name, doc_id)
+    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
+    body = DocumentUpsert(title=facts.title or pdf_path.stem, source_path=relative, chunks=chunks)
+    return IngestPlan(doc_id, body, facts)
+
+
+def _inspect(storage: PdfStorage, data: bytes, sha256: str, name: str) -> PdfFacts:
+    """Blocking: page count and title, in the bounded PDF workers."""
+    page_count, title = storage.workers.run(inspect_pdf, data, name, name=name)
+    return PdfFacts(sha256, page_count, title)
+
+
+def _chunks_of(storage: PdfStorage, data: bytes, name: str, document_id: str) -> list[ChunkIn]:
+    """Blocking: the PDF split into chunks as ``ingest`` does, with ids made from the document's
+    (``<id>-c0000``, ...), refusing a PDF without a text layer."""
     try:
-        drafts, _ = run(chunk_pdf, data, name=pdf_path.name)
+        drafts, _ = storage.workers.run(chunk_pdf, data, name=name)
     except AppError:  # PdfTooComplex says what limit the file is over
         raise
     except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
-        log.warning("cannot chunk %s", pdf_path.name, exc_info=True)
-        raise UnreadablePdf(
-            f"{pdf_path.name} cannot be indexed ({type(exc).__name__}: {exc})"
-        ) from exc
+        log.warning("cannot chunk %s", name, exc_info=True)
+        raise UnreadablePdf(f"{name} cannot be indexed ({type(exc).__name__}: {exc})") from exc
     if not drafts:
         raise UnreadablePdf(
-            f"{pdf_path.name} has no text layer to chunk (a scan without OCR?); run OCR first"
+            f"{name} has no text layer to chunk (a scan without OCR?); run OCR first"
         )
-    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
     # Room for the "-c0000" suffix within a chunk id.
-    prefix = doc_id[: CHUNK_ID_MAX - 6]
-    body = DocumentUpsert(
-        title=facts.title or pdf_path.stem,
-        source_path=relative,
-        chunks=[
-            ChunkIn(
-                id=f"{prefix}-c{d.ordinal:04d}",
-                text=d.text,
-                page_start=d.page_start,
-                page_end=d.page_end,
-                ordinal=d.ordinal,
-            )
-            for d in drafts
-        ],
+    prefix = document_id[: CHUNK_ID_MAX - 6]
+    return [
+        ChunkIn(
+            id=f"{prefix}-c{d.ordinal:04d}",
+            text=d.text,
+            page_start=d.page_start,
+            page_end=d.page_end,
+            ordinal=d.ordinal,
+        )
+        for d in drafts
+    ]
+
+
+# Readers take a %PDF- header anywhere in the first 1024 bytes (PDF Reference 1.7, Appendix H,
+# implementation note 13: some producers put other data first); so does the upload's check.
+PDF_HEADER_WITHIN = 1024
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded PDF, stored; with ``chunk``, the document made of it too."""
+
+    facts: PdfFacts
+    saved: SavedPdf
+    document: UpsertOutcome | None = None
+
+
+async def upload_pdf(
+    session_factory: async_sessionmaker[AsyncSession],
+    storage: PdfStorage,
+    document_id: str,
+    data: bytes,
+    *,
+    sha256: str | None = None,
+    chunk: bool = False,
+    title: str | None = None,
+) -> Upload:
+    """Store an uploaded PDF by its content, after checking it is one this service can read;
+    the same bytes again rewrite nothing. ``sha256``: what the sender hashed, refused when the
+    bytes differ. ``chunk``: also split it as ``ingest`` does and put the document (its id's
+    chunks replaced, as a document PUT does), in one call; a PDF that cannot be chunked is
+    refused before anything is stored."""
+    name = f"{document_id}.pdf"
+    if title is not None and not chunk:
+        raise InvalidUpload(
+            "title is used only with chunk=true; without it, send the title with the document "
+            "(PUT /v2/documents/{id})"
+        )
+    if not data:
+        raise InvalidUpload("the request body is empty; send the PDF's bytes as the body")
+    if b"%PDF-" not in data[: PDF_HEADER_WITHIN + 5]:
+        raise UnreadablePdf("the body is not a PDF (no %PDF- header in its first 1024 bytes)")
+    actual = await asyncio.to_thread(_sha256, data)
+    if sha256 is not None and actual != sha256:
+        raise UploadHashMismatch(
+            f"the body hashes to sha256 {actual}, not {sha256} (the sha256 parameter): it was "
+            "damaged on the way or is another file; send it again",
+            details={"sha256": actual, "expected": sha256},
+        )
+    facts, saved, chunks = await asyncio.to_thread(
+        _store_upload, storage, data, actual, name, document_id, chunk
     )
-    return IngestPlan(doc_id, body, facts)
+    if not chunk:
+        return Upload(facts, saved)
+    body = DocumentUpsert(
+        title=title or facts.title or document_id, source_path=saved.source_path, chunks=chunks
+    )
+    outcome = await put_document(session_factory, storage, document_id, body, facts)
+    return Upload(facts, saved, outcome)
+
+
+def _store_upload(
+    storage: PdfStorage, data: bytes, sha256: str, name: str, document_id: str, chunk: bool
+) -> tuple[PdfFacts, SavedPdf, list[ChunkIn]]:
+    """Blocking: inspect (and chunk) in the PDF workers, then store."""
+    facts = _inspect(storage, data, sha256, name)
+    chunks = _chunks_of(storage, data, name, document_id) if chunk else []
+    return facts, storage.save(data, sha256), chunks
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 async def get_document(session: AsyncSession, document_id: str) -> Document:
@@ -232,8 +312,9 @@ async def pdf_file_of(
     except PdfChanged:
         if pinned is not None:
             raise
-        return PdfFile(storage.resolve(document.source_path), None)
+        current = await asyncio.to_thread(storage.current_file, document.source_path)
+        return PdfFile(current, None)
     except PdfMissing as exc:
         raise PdfMissing(
-            f"the PDF of document {document_id!r} is missing from the PDF root"
+            f"the PDF of document {document_id!r} is missing from the PDF storage"
         ) from exc

@@ -9,6 +9,10 @@ ctime cannot be set by a user, so even a rewrite that keeps size and mtime is no
 
 Errors raised here are ``AppError`` subclasses; callers that answer per citation turn
 ``PdfMissing`` and ``PdfChanged`` into the reasons ``pdf_unavailable`` and ``pdf_changed``.
+
+``PdfStorage`` is the local-folder backend (``HIGHLIGHT_STORAGE_URL`` empty, the default);
+``documents/objects.py`` holds the object-store backend (S3-compatible, or obstore's local and
+memory stores), a subclass with the same surface. ``build_storage`` picks one from the settings.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 import pymupdf
 
 from app.alignment.pdf import open_pdf
 from app.alignment.text import clean_extracted
+from app.core.config import Settings
 from app.core.errors import BadRequest
 from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
 from app.documents.workers import PdfWorkers
@@ -33,6 +39,22 @@ COPY_DIR = "ingested"
 MAX_NAME_BYTES = 255
 
 Fingerprint = tuple[int, int, int, int, int]
+
+
+class Blobs(Protocol):
+    """Named blobs shared by every replica (the text indexes): what ``IndexCache`` takes as
+    ``shared`` (``alignment.index.SharedBlobs``). A cache: ``get`` answers None on any miss or
+    error, ``put`` never raises."""
+
+    def get(self, name: str) -> bytes | None: ...
+
+    def put(self, name: str, data: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class SavedPdf:
+    source_path: str  # where it is, relative to the storage's root (its key in an object store)
+    newly_stored: bool  # False: the same content was already there, nothing was rewritten
 
 
 @dataclass(frozen=True)
@@ -68,7 +90,7 @@ def sha256_of_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fingerprint(stat: os.stat_result) -> Fingerprint:
+def fingerprint(stat: os.stat_result) -> Fingerprint:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
@@ -162,36 +184,56 @@ class PdfStorage:
                 f"no PDF at source_path {source_path!r} under the PDF root; "
                 "copy the file there first (or use `highlight-service ingest`)"
             )
-        before = _fingerprint(path.stat())
+        before = fingerprint(path.stat())
         sha256 = sha256_of_file(path)
         name = PurePosixPath(source_path).name
         page_count, title = self.workers.run(inspect_pdf, path, name, name=name)
         self._remember(path, before, sha256)
         return PdfFacts(sha256, page_count, title)
 
-    def store_copy(self, data: bytes, sha256: str) -> str:
-        """Write a PDF into the root named by its content, so re-ingesting never overwrites a file
-        that a stored document still points at. Returns the path relative to the root."""
-        relative = f"{COPY_DIR}/{sha256}.pdf"
+    def normalize(self, source_path: str) -> str:
+        """The spelling a document stores for ``source_path`` (symlinks and ``./`` resolved)."""
+        return self.relative(self.resolve(source_path)) or source_path
+
+    def save(self, data: bytes, sha256: str) -> SavedPdf:
+        """Blocking: write a PDF into the root named by its content (``data`` must hash to
+        ``sha256``), so re-ingesting never overwrites a file that a stored document still points
+        at. The same content again rewrites nothing."""
+        relative = content_key(sha256)
         target = self.root / relative
-        if not target.is_file() or sha256_of_file(target) != sha256:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        return relative
+        if target.is_file() and sha256_of_file(target) == sha256:
+            return SavedPdf(relative, newly_stored=False)
+        write_atomically(target, data)
+        return SavedPdf(relative, newly_stored=True)
+
+    def store_copy(self, data: bytes, sha256: str) -> str:
+        """``save``, for callers that only need the path relative to the root."""
+        return self.save(data, sha256).source_path
+
+    def current_file(self, source_path: str) -> Path:
+        """Blocking: the file as it is now, whatever its content (served without claiming to be
+        the ingested one when ``verify`` found it changed). Raises PdfMissing."""
+        return self._existing(source_path)
+
+    def problem(self) -> str | None:
+        """Blocking, quick: why PDFs cannot be read now (one line, no server path), or None."""
+        if not self.root.is_dir():
+            return "the PDF folder (HIGHLIGHT_PDF_ROOT) does not exist"
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            return "the PDF folder (HIGHLIGHT_PDF_ROOT) cannot be read by the service"
+        return None
+
+    def index_blobs(self) -> Blobs | None:
+        """Where replicas share built text indexes: nowhere for a local folder (one machine;
+        ``HIGHLIGHT_INDEX_CACHE_DIR`` serves it)."""
+        return None
 
     def verify(self, source_path: str, sha256: str) -> Path:
         """The path of a stored document's PDF, checked against the hash it was ingested with.
         Raises PdfMissing or PdfChanged."""
         path = self._existing(source_path)
         try:
-            current = _fingerprint(path.stat())
+            current = fingerprint(path.stat())
         except OSError as exc:
             raise PdfMissing(f"the PDF {source_path!r} is missing from the PDF root") from exc
         with self._lock:
@@ -208,7 +250,7 @@ class PdfStorage:
         exactly what was checked. Raises PdfMissing or PdfChanged."""
         path = self._existing(source_path)
         try:
-            before = _fingerprint(path.stat())
+            before = fingerprint(path.stat())
             data = path.read_bytes()
         except OSError as exc:
             raise PdfMissing(f"the PDF {source_path!r} cannot be read") from exc
@@ -238,9 +280,45 @@ class PdfStorage:
         # Only when the file did not change while it was hashed; otherwise the next open
         # simply hashes again.
         try:
-            after = _fingerprint(path.stat())
+            after = fingerprint(path.stat())
         except OSError:
             return
         if after == before:
             with self._lock:
                 self._verified[path] = (after, sha256)
+
+
+def content_key(sha256: str) -> str:
+    """Where a PDF stored by its content lives, relative to the storage's root."""
+    return f"{COPY_DIR}/{sha256}.pdf"
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """A reader sees the old file or the whole new one, never a part (rename is atomic)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def build_storage(settings: Settings, workers: PdfWorkers | None) -> PdfStorage:
+    """The storage ``HIGHLIGHT_STORAGE_URL`` names: empty, the local folder ``HIGHLIGHT_PDF_ROOT``;
+    ``s3://``, ``file://`` or ``memory://``, an object store (documents/objects.py) with this
+    replica's read-through copies in ``HIGHLIGHT_STORAGE_CACHE_DIR``. ``workers`` None: PDF work
+    inline, without limits (tests and tools on trusted files)."""
+    if not settings.storage_url:
+        return PdfStorage(settings.pdf_root, workers)
+    # Imported only when configured: a local-folder deployment never loads obstore.
+    from app.documents.objects import ObjectPdfStorage
+
+    return ObjectPdfStorage.from_url(
+        settings.storage_url,
+        settings.storage_cache_dir,
+        workers,
+        max_bytes=settings.max_pdf_bytes,
+    )

@@ -4,6 +4,11 @@ with the reason the LLM's was not used.
 The LLM gets what is left of the batch's deadline; past it, or as soon as the service starts to
 shut down, the call is abandoned (its HTTP request cancelled) and the lexical selector answers
 with ``llm_unavailable``. A reader waiting on a slow model gets highlights either way.
+
+At most ``max_in_flight`` calls are in flight from this process: a burst does not pile onto the
+LLM server (vLLM queues whatever it is sent, and every waiting batch would then run out of its
+deadline together). A batch waits for a slot at most ``queue_timeout_s`` (never past its
+deadline); without one it answers with the lexical selector and ``llm_busy`` at once.
 """
 
 from __future__ import annotations
@@ -11,15 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+import time
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from app.core import metrics, tracing
 from app.highlights.cited import Choice
 from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
 from app.highlights.schemas import HighlightBatchRequest, Reason
-from app.llm.client import StructuredClient
+from app.llm.client import Completion, StructuredClient
 from app.llm.errors import (
     LLMError,
     LLMInvalidOutput,
@@ -63,10 +70,24 @@ class Abandoned(Exception):
     pass
 
 
+class Busy(Exception):
+    """No LLM slot came free in time."""
+
+
 class SentenceChooser:
-    def __init__(self, llm: StructuredClient | None, max_per_chunk: int) -> None:
+    def __init__(
+        self,
+        llm: StructuredClient | None,
+        max_per_chunk: int,
+        *,
+        max_in_flight: int = 16,
+        queue_timeout_s: float = 2.0,
+    ) -> None:
         self.llm = llm
         self.max_per_chunk = max_per_chunk
+        self.max_in_flight = max_in_flight
+        self.queue_timeout_s = queue_timeout_s
+        self._slots = asyncio.Semaphore(max_in_flight)
         self._stopping = asyncio.Event()
         self._loop = asyncio.get_running_loop()
 
@@ -108,6 +129,11 @@ class SentenceChooser:
             done, _ = await asyncio.wait(
                 {task, stop}, timeout=max(budget_s, 0.0), return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError:
+            # Our caller is cancelled (a stream's reader left): so is the work, or a slot it
+            # was waiting for would be taken and never given back.
+            task.cancel()
+            raise
         finally:
             stop.cancel()
         if task in done:
@@ -117,9 +143,31 @@ class SentenceChooser:
             await task
         raise Abandoned("shutdown" if self.stopping else "deadline")
 
+    @contextlib.asynccontextmanager
+    async def _slot(self, wait_s: float) -> AsyncIterator[None]:
+        """One of this process's LLM slots, held for the block; raises Busy when none comes free
+        within ``wait_s``, Abandoned when shutdown begins while waiting."""
+        if self._slots.locked():
+            metrics.LLM_QUEUED.inc()
+            try:
+                await self._bounded(self._slots.acquire(), wait_s)
+            except Abandoned as exc:
+                if str(exc) != "deadline":
+                    raise
+                metrics.LLM_REFUSED.inc()
+                raise Busy from None
+        else:
+            await self._slots.acquire()  # free: returns at once
+        metrics.LLM_IN_FLIGHT.inc()
+        try:
+            yield
+        finally:
+            metrics.LLM_IN_FLIGHT.dec()
+            self._slots.release()
+
     async def _ask_llm(
         self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]]
-    ) -> tuple[Selection, str]:
+    ) -> Completion[Selection]:
         assert self.llm is not None
         ids = [cid for cid, sents in sentences.items() if sents]
         choices = [ChunkChoice(cid, len(sentences[cid])) for cid in ids]
@@ -138,7 +186,7 @@ class SentenceChooser:
         )
         if completion.value.dropped_ids:
             log.warning("dropped %d unknown ids from the LLM reply", completion.value.dropped_ids)
-        return completion.value, completion.strategy
+        return completion
 
     async def choose(
         self,
@@ -146,25 +194,53 @@ class SentenceChooser:
         sentences: dict[str, list[Sentence]],
         budget_s: float,
     ) -> Chosen:
+        with tracing.span("choose") as span:
+            chosen = await self._choose(request, sentences, budget_s, span)
+            span.set_attribute("highlight.method", chosen.method)
+            if chosen.tier:
+                span.set_attribute("highlight.llm.tier", chosen.tier)
+            return chosen
+
+    async def _choose(
+        self,
+        request: HighlightBatchRequest,
+        sentences: dict[str, list[Sentence]],
+        budget_s: float,
+        span: tracing.Span,
+    ) -> Chosen:
         chosen = Chosen()
         fallback: Reason | None = Reason.llm_disabled if self.llm is None else None
         selection = Selection()
         if self.llm is not None and any(sentences.values()):
+            started = time.perf_counter()
             try:
-                selection, chosen.tier = await self._bounded(
-                    self._ask_llm(request, sentences), budget_s
+                async with self._slot(min(self.queue_timeout_s, budget_s)):
+                    left = budget_s - (time.perf_counter() - started)
+                    completion = await self._bounded(self._ask_llm(request, sentences), left)
+                selection, chosen.tier = completion.value, completion.strategy
+                span.set_attribute("gen_ai.usage.input_tokens", completion.prompt_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", completion.completion_tokens)
+            except Busy:
+                fallback = Reason.llm_busy
+                log.warning(
+                    "no LLM slot within %.1f s (%d calls in flight in this process)",
+                    min(self.queue_timeout_s, budget_s),
+                    self.max_in_flight,
                 )
             except LLMError as exc:
                 log.warning("LLM selection failed (%s): %s", exc.kind, exc.message)
                 fallback = reason_for(exc)
             except Abandoned as exc:
                 fallback = Reason.llm_unavailable
+                if str(exc) == "deadline":
+                    metrics.DEADLINE_HITS.inc()
                 chosen.note = (
                     "The service is shutting down"
                     if str(exc) == "shutdown"
                     else f"The LLM did not answer within the batch deadline ({budget_s:.0f} s)"
                 ) + "; sentences were chosen by word overlap."
                 log.warning("LLM call abandoned: %s", exc)
+            span.set_attribute("highlight.llm.outcome", fallback.value if fallback else "ok")
         by_llm = set(selection.by_chunk) if fallback is None else set()
         lexical: dict[str, list[int]] = {}
         if any(sents for cid, sents in sentences.items() if cid not in by_llm):

@@ -7,6 +7,7 @@ id it can name under constrained decoding exists (each chunk's ids are an ``enum
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,11 +51,18 @@ class Selection:
     invalid_chunks: list[str] = field(default_factory=list)  # only unknown ids were named
 
 
+@functools.cache
+def _result_schema() -> JSON:
+    # Once: pydantic generates it anew on every call (about 5% of a batch's CPU under load).
+    # Read only: the parts narrowed_schema changes are deep copies.
+    return HighlightBatchResult.model_json_schema()
+
+
 def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
     """HighlightBatchResult's schema with one ``$defs`` entry per chunk: its id as a constant and
     its own sentence ids as an enum, placed by ``prefixItems`` so each chunk appears exactly once.
     """
-    base = HighlightBatchResult.model_json_schema()
+    base = _result_schema()
     chunk_def = base["$defs"]["ChunkHighlights"]
     sentence_def = base["$defs"]["RelevantSentence"]
     defs: JSON = {}

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
 from app.alignment.geometry import points
 from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
+from app.core import metrics
 from app.core.errors import AppError
 from app.documents.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
 from app.documents.storage import PdfStorage
@@ -75,8 +77,17 @@ def open_index(
     name = PurePosixPath(source_path).name
 
     def build() -> DocumentIndex:
-        data = storage.read_verified(source_path, sha256)
-        return storage.workers.run(build_index, data, name=name)
+        # Called on a cache miss only: this counts and times real builds, not loads.
+        started = time.perf_counter()
+        try:
+            data = storage.read_verified(source_path, sha256)
+            index = storage.workers.run(build_index, data, name=name)
+        except BaseException:
+            metrics.INDEX_BUILDS.labels("failed").inc()
+            raise
+        metrics.INDEX_BUILDS.labels("ok").inc()
+        metrics.INDEX_BUILD_SECONDS.observe(time.perf_counter() - started)
+        return index
 
     try:
         return cache.get(sha256, build)
@@ -109,6 +120,7 @@ def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentInd
         return Reason.pdf_unavailable
     except PdfChanged as exc:
         log.warning("%s", exc.message)
+        metrics.PDFS_CHANGED.inc()
         return Reason.pdf_changed
     except PdfTooComplex as exc:
         log.warning("%s", exc.message)

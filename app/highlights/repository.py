@@ -1,40 +1,86 @@
-"""Queries of the highlights domain: stored highlights and cached results. No commits here."""
+"""Queries of the highlights domain: stored highlights, cached results, and the cited chunks a
+batch reads. No commits here.
+
+The batch path (a few queries per request, every request) uses Core statements on the tables and
+selects only the columns it needs: an ORM entity costs identity-map bookkeeping, a relationship
+load costs a second query, and a multi-row ``insert().values(rows)`` is compiled again for every
+row count. The inserts are module constants executed with a list of rows (executemany), compiled
+once per dialect and then taken from SQLAlchemy's statement cache.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import Executable, delete, select
+from sqlalchemy import Executable, Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.documents.models import Chunk, Document
+from app.highlights.cited import StoredChunk
 from app.highlights.models import CachedResult, StoredHighlight
 
+_chunk = cast(Table, Chunk.__table__)
+_document = cast(Table, Document.__table__)
+_highlight = cast(Table, StoredHighlight.__table__)
+_cache = cast(Table, CachedResult.__table__)
 
-def _insert_or_ignore(
-    session: AsyncSession, model: type, rows: list[dict[str, object]]
-) -> Executable:
-    # Concurrent identical batches write the same rows: the first one wins, the rest are no-ops.
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert(model).values(rows).on_conflict_do_nothing()
-    return sqlite.insert(model).values(rows).on_conflict_do_nothing()
+# Concurrent identical batches write the same rows: the first one wins, the rest are no-ops.
+_INSERT_OR_IGNORE: dict[str, dict[str, Executable]] = {
+    "postgresql": {
+        "highlight": postgresql.insert(_highlight).on_conflict_do_nothing(),
+        "result_cache": postgresql.insert(_cache).on_conflict_do_nothing(),
+    },
+    "sqlite": {
+        "highlight": sqlite.insert(_highlight).on_conflict_do_nothing(),
+        "result_cache": sqlite.insert(_cache).on_conflict_do_nothing(),
+    },
+}
+# In StoredChunk's field order.
+_CHUNK_COLUMNS = (
+    _chunk.c.id,
+    _chunk.c.document_id,
+    _document.c.title,
+    _chunk.c.text,
+    _chunk.c.page_start,
+    _chunk.c.page_end,
+    _document.c.source_path,
+    _document.c.sha256,
+)
+
+
+def _insert_or_ignore(session: AsyncSession, table: str) -> Executable:
+    dialect = session.get_bind().dialect.name
+    return _INSERT_OR_IGNORE["postgresql" if dialect == "postgresql" else "sqlite"][table]
+
+
+async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+    """The cited chunks that are stored, with what a batch needs of their documents, in one
+    query."""
+    if not chunk_ids:
+        return {}
+    rows = await session.execute(
+        select(*_CHUNK_COLUMNS)
+        .join_from(_chunk, _document, _chunk.c.document_id == _document.c.id)
+        .where(_chunk.c.id.in_(set(chunk_ids)))
+    )
+    return {row[0]: StoredChunk(*row) for row in rows}
 
 
 async def cached_response(session: AsyncSession, key: str, not_before: datetime) -> str | None:
     """The cached answer for ``key``, unless it was stored before ``not_before`` (expired rows are
     deleted lazily)."""
-    row = await session.scalar(
-        select(CachedResult.response).where(
-            CachedResult.key == key, CachedResult.created_at >= not_before
-        )
+    row: str | None = await session.scalar(
+        select(_cache.c.response).where(_cache.c.key == key, _cache.c.created_at >= not_before)
     )
     return row
 
 
 async def store_response(session: AsyncSession, key: str, response: str, now: datetime) -> None:
     row: dict[str, object] = {"key": key, "response": response, "created_at": now}
-    await session.execute(_insert_or_ignore(session, CachedResult, [row]))
+    await session.execute(_insert_or_ignore(session, "result_cache"), [row])
 
 
 async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
@@ -47,12 +93,12 @@ async def store_highlights(session: AsyncSession, rows: list[dict[str, object]])
     deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
         ordered = sorted(rows, key=lambda row: str(row["id"]))
-        await session.execute(_insert_or_ignore(session, StoredHighlight, ordered))
+        await session.execute(_insert_or_ignore(session, "highlight"), ordered)
 
 
 async def stored_highlight_ids(session: AsyncSession, highlight_ids: Collection[str]) -> set[str]:
     rows = await session.scalars(
-        select(StoredHighlight.id).where(StoredHighlight.id.in_(set(highlight_ids)))
+        select(_highlight.c.id).where(_highlight.c.id.in_(set(highlight_ids)))
     )
     return set(rows)
 

@@ -34,6 +34,10 @@ MESSAGES: dict[Reason, str] = {
     Reason.llm_disabled: "No LLM is configured; sentences were chosen by word overlap.",
     Reason.llm_pending: "Chosen by word overlap while the LLM answers; an update follows.",
     Reason.llm_unavailable: "The LLM could not be reached; sentences were chosen by word overlap.",
+    Reason.llm_busy: (
+        "The LLM was busy with other requests; sentences were chosen by word overlap. Asking "
+        "again later may use it."
+    ),
     Reason.llm_rejected: "The LLM refused the request; sentences were chosen by word overlap.",
     Reason.llm_truncated: "The LLM's reply was cut off; sentences were chosen by word overlap.",
     Reason.llm_invalid_output: (

@@ -64,6 +64,7 @@ class Reason(StrEnum):
     llm_disabled = "llm_disabled"
     llm_pending = "llm_pending"  # only in provisional stream events
     llm_unavailable = "llm_unavailable"
+    llm_busy = "llm_busy"  # this replica had its limit of LLM calls in flight
     llm_rejected = "llm_rejected"
     llm_truncated = "llm_truncated"
     llm_invalid_output = "llm_invalid_output"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,9 +26,9 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
+from app.core import metrics, tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
-from app.documents import repository as documents
 from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
 from app.highlights import repository
@@ -69,6 +70,9 @@ class Limits:
     max_highlights_per_chunk: int
     batch_deadline_s: float = 30.0
     result_cache_ttl_s: float = 7 * 24 * 3600.0
+    # LLM calls in flight at once from this process, and how long a batch waits for a slot.
+    llm_max_in_flight: int = 16
+    llm_queue_timeout_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,12 @@ class HighlightService:
         self.index_cache = index_cache
         self.storage = storage
         self.limits = limits
-        self.chooser = SentenceChooser(llm, limits.max_highlights_per_chunk)
+        self.chooser = SentenceChooser(
+            llm,
+            limits.max_highlights_per_chunk,
+            max_in_flight=limits.llm_max_in_flight,
+            queue_timeout_s=limits.llm_queue_timeout_s,
+        )
         # What the result cache keys on: another model or other request settings, another answer.
         self.llm_identity = llm.identity if llm is not None else {"provider": "none"}
         self._settings = {
@@ -128,6 +137,10 @@ class HighlightService:
 
     def begin_shutdown(self) -> None:
         self.chooser.begin_shutdown()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self.chooser.stopping
 
     async def document_changed(self, document_id: str, source_path: str, sha256: str) -> None:
         """After a document's new content is committed (a background task of the PUT): forget
@@ -167,21 +180,10 @@ class HighlightService:
         starts. One short transaction: no connection is held while the LLM thinks."""
         started = time.perf_counter()
         self._check_limits(request)
-        async with transaction(self.session_factory) as session:
-            rows = await documents.get_chunks(session, [c.chunk_id for c in request.citations])
-            chunks = {
-                chunk.id: StoredChunk(
-                    id=chunk.id,
-                    document_id=chunk.document_id,
-                    document_title=chunk.document.title,
-                    text=chunk.text,
-                    page_start=chunk.page_start,
-                    page_end=chunk.page_end,
-                    source_path=chunk.document.source_path,
-                    sha256=chunk.document.sha256,
-                )
-                for chunk in rows.values()
-            }
+        async with tracing.async_span("db.read"), transaction(self.session_factory) as session:
+            chunks = await repository.stored_chunks(
+                session, [c.chunk_id for c in request.citations]
+            )
             key = cache_key(request, chunks, self.llm_identity, self._settings)
             cached, rows_missing = None, False
             if self.limits.result_cache_ttl_s > 0:
@@ -248,7 +250,10 @@ class HighlightService:
         cited = {cid: base[cid].chose(chosen.per_chunk.get(cid, NOTHING_CHOSEN)) for cid in base}
         todo = [record.job() for record in cited.values() if record.location is None]
         if todo:
-            located = await asyncio.to_thread(locate_chunks, self.storage, self.index_cache, todo)
+            with tracing.span("locate", {"highlight.chunks": len(todo)}):
+                located = await asyncio.to_thread(
+                    locate_chunks, self.storage, self.index_cache, todo
+                )
             for cid, location in located.items():
                 cited[cid] = cited[cid].located(location)
         results = [
@@ -325,7 +330,11 @@ class HighlightService:
                 await repository.store_response(session, *cache, self._now())
 
         try:
-            await in_transaction(self.session_factory, write, attempts=STORE_ATTEMPTS)
+            with tracing.span("db.write", {"highlight.rows": len(rows)}):
+                # combine: on SQLite, with other batches' writes waiting (db/write_queue.py).
+                await in_transaction(
+                    self.session_factory, write, attempts=STORE_ATTEMPTS, combine=True
+                )
         except WriteConflict:
             raise DatabaseUnavailable(
                 "the answer's highlights could not be stored (the database kept refusing the "
@@ -353,24 +362,44 @@ class HighlightService:
     async def highlight_batch(
         self, request: HighlightBatchRequest, links: PdfLinks | None = None
     ) -> BatchAnswer:
-        batch = await self.prepare(request)
-        response = with_links(await self.answer(batch), links or PdfLinks())
-        self.log_batch(batch, response)
+        with tracing.span("batch", {"highlight.citations": len(request.citations)}):
+            batch = await self.prepare(request)
+            response = with_links(await self.answer(batch), links or PdfLinks())
+            self.log_batch(batch, response)
         body = response.model_dump_json().encode()
         return BatchAnswer(response, body, etag(body), batch.cached is not None)
 
     def log_batch(self, batch: Batch, response: HighlightBatchResponse) -> None:
+        """A batch's one log line and its metrics, for its final answer (batch or stream)."""
         results = response.results
+        cache = "hit" if batch.cached is not None else "miss"
+        statuses = Counter(r.status.value for r in results)
+        reasons = Counter(r.reason.value for r in results if r.reason)
+        metrics.BATCHES.labels(response.method, cache).inc()
+        for (status, reason), count in Counter(
+            (r.status.value, r.reason.value if r.reason else "none") for r in results
+        ).items():
+            metrics.CITATIONS.labels(status, reason).inc(count)
+        ms = (time.perf_counter() - batch.started) * 1000
         log.info(
             "batch: %d citations, %d highlighted, method %s, tier %s, reasons %s, cache %s, "
             "%.0f ms",
             len(results),
-            sum(r.status == CitationStatus.highlighted for r in results),
+            statuses[CitationStatus.highlighted.value],
             response.method,
             response.llm_tier,
-            sorted({r.reason.value for r in results if r.reason}),
-            "hit" if batch.cached is not None else "miss",
-            (time.perf_counter() - batch.started) * 1000,
+            sorted(reasons),
+            cache,
+            ms,
+            extra={
+                "citations": len(results),
+                "method": response.method,
+                "tier": response.llm_tier,
+                "cache": cache,
+                "statuses": dict(statuses),
+                "reasons": dict(reasons),
+                "duration_ms": round(ms, 1),
+            },
         )
 
     @staticmethod

@@ -80,6 +80,7 @@ async def stream_events(
             return
         for event in _citations(batch.cached, links, False, set()):
             yield event
+        service.log_batch(batch, batch.cached)
         yield _summary(with_links(batch.cached, links), cached=True)
         return
     request = batch.request

@@ -12,6 +12,11 @@ for this (base URL, model):
 - a truncated reply (finish_reason "length") is reported as such, never repaired; a 200 that is
   not a chat completion (an HTML error page, a choice without a message) is invalid output, and
   so is a reply larger than ``max_tokens`` allows, cut off as it arrives (reply_cap.py).
+
+Each request carries the request's id (``X-Request-ID``) and, with tracing on, its W3C trace
+context (``traceparent``), so the LLM server's logs and spans join the service's. Every tier
+tried is counted by outcome and timed (core/metrics.py), with the tokens the reply's ``usage``
+reports.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from app.llm.providers import ProviderProfile, Strategy, merge_extra
 from app.llm.refusals import read_refusal
 from app.llm.reply_cap import UNENCODED, capped, install, reply_cap
 from app.llm.schema import JSON
+from app.llm.telemetry import Usage, count_downgrade, count_retry, measured, request_headers
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +65,9 @@ class Completion(Generic[T]):
     model: str
     tiers_tried: int
     seconds: float
+    # Summed over the tiers tried, as the server's ``usage`` reported them.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class CapabilityMemory:
@@ -235,12 +244,15 @@ class StructuredClient:
         request["extra_body"] = extra or None
         return request
 
-    async def _send(self, request: JSON) -> tuple[str | None, str | None]:
-        """One HTTP exchange with bounded retries; returns (content, finish_reason)."""
+    async def _send(self, request: JSON) -> tuple[str | None, str | None, Any]:
+        """One HTTP exchange with bounded retries; returns (content, finish_reason, the reply
+        for its usage)."""
         for attempt in range(self.max_retries + 1):
             try:
                 with capped(self.max_reply_bytes):
-                    response = await self._sdk.chat.completions.create(**request)
+                    response = await self._sdk.chat.completions.create(
+                        **request, extra_headers=request_headers()
+                    )
             except (
                 openai.APIConnectionError,
                 openai.RateLimitError,
@@ -251,6 +263,7 @@ class StructuredClient:
                         f"the LLM server did not answer after {attempt + 1} attempts: {exc}"
                     ) from exc
                 delay = self._retry_after(exc) or min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
+                count_retry(exc)
                 log.warning("llm call failed (%s), retrying in %.1fs", type(exc).__name__, delay)
                 await asyncio.sleep(delay)
                 continue
@@ -259,7 +272,7 @@ class StructuredClient:
             except (openai.APIResponseValidationError, ValueError) as exc:
                 # A 200 whose body is not JSON although it says so.
                 raise LLMInvalidOutput(f"the LLM server's 200 is not JSON: {exc}") from exc
-            return _read_completion(response)
+            return (*_read_completion(response), response)
         raise AssertionError("unreachable")
 
     @staticmethod
@@ -279,6 +292,7 @@ class StructuredClient:
         schema: JSON,
         name: str,
         validate: Callable[[Any], T],
+        usage: Usage,
     ) -> T:
         """One strategy, sent again (at most once per parameter) while the model refuses an
         ordinary parameter that can be left out or renamed."""
@@ -286,7 +300,7 @@ class StructuredClient:
         while True:
             quirks = self.memory.quirks(self._key) | tentative
             try:
-                content, finish = await self._send(
+                content, finish, response = await self._send(
                     self._request(strategy, quirks, system, user, schema, name)
                 )
             except LLMParameterRefused as exc:
@@ -303,6 +317,7 @@ class StructuredClient:
                     tentative.add(OMIT_TEMPERATURE)
                     continue
                 raise
+            usage.add(strategy.name, response)  # spent, whatever becomes of the reply
             if tentative:
                 for quirk in tentative:
                     self.memory.learn(self._key, quirk)
@@ -327,29 +342,48 @@ class StructuredClient:
         strategies = self.profile.strategies
         first = min(self.memory.start(self._key), len(strategies) - 1)
         last_error: LLMError | None = None
+        usage = Usage()
         for index in range(first, len(strategies)):
             strategy = strategies[index]
             try:
-                value = await self._attempt(strategy, system, user, schema, schema_name, validate)
+                value = await measured(
+                    strategy.name,
+                    self.model,
+                    usage,
+                    self._attempt(strategy, system, user, schema, schema_name, validate, usage),
+                )
             except LLMUnsupported as exc:
-                if exc.this_call_only:
-                    log.info("llm tier %s refused this batch's schema: %s", strategy.name, exc)
-                else:
+                remembered = not exc.this_call_only
+                if remembered:
                     log.info("llm tier %s unsupported by %s: %s", strategy.name, self._key, exc)
                     self.memory.downgrade(self._key, index + 1)
+                else:
+                    log.info("llm tier %s refused this batch's schema: %s", strategy.name, exc)
+                if index + 1 < len(strategies):  # the last tier has nowhere to go
+                    count_downgrade(strategy.name, remembered)
                 last_error = exc
                 continue
             except LLMInvalidOutput as exc:
                 # The server accepted the tier but the reply does not fit: try the next tier for
                 # this call only; it may be a one-off of the model rather than the server.
                 log.warning("llm tier %s gave invalid output: %s", strategy.name, exc.message)
+                if index + 1 < len(strategies):
+                    count_downgrade(strategy.name, remembered=False)
                 last_error = exc
                 continue
             seconds = time.perf_counter() - started
             log.info(
                 "llm call served by tier %s (model %s, %.2fs)", strategy.name, self.model, seconds
             )
-            return Completion(value, strategy.name, self.model, index - first + 1, seconds)
+            return Completion(
+                value,
+                strategy.name,
+                self.model,
+                index - first + 1,
+                seconds,
+                usage.prompt,
+                usage.completion,
+            )
         assert last_error is not None
         if isinstance(last_error, LLMUnsupported):
             raise LLMRejected(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 JSON = dict[str, Any]
@@ -35,7 +34,8 @@ def inline_refs(schema: JSON) -> JSON:
             return [walk(item, depth + 1) for item in node]
         return node
 
-    return walk(copy.deepcopy(schema), 0)  # type: ignore[no-any-return]
+    # No deep copy first: every dict and list is rebuilt, never changed in place.
+    return walk(schema, 0)  # type: ignore[no-any-return]
 
 
 # Keywords outside OpenAI's strict subset ("Supported schemas", structured-outputs guide); they
@@ -95,7 +95,7 @@ def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> J
             out["required"] = list(out["properties"])
         return out
 
-    shaped: JSON = walk(copy.deepcopy(schema))
+    shaped: JSON = walk(schema)  # rebuilt, never changed in place: no deep copy needed
     if enum_budget is not None and count_enum_values(shaped) > enum_budget:
         shaped = _integer_enums_as_ranges(shaped, bounds)
     return shaped

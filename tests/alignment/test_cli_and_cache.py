@@ -1,18 +1,28 @@
-"""The JSON-lines command and the index cache."""
+"""The JSON-lines command and the index cache (memory, local files, a shared store)."""
 
 from __future__ import annotations
 
 import io
 import json
+import logging
+import os
 import pickle
+import threading
 from pathlib import Path
+from typing import Any
 
-from app.alignment.index import DocumentIndex, IndexCache, build_index
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.alignment.index import INDEX_VERSION, DocumentIndex, IndexCache, blob_name, build_index
+from app.alignment.index_codec import decode_index, encode_index
 from app.alignment.locate import locate
 from app.alignment.locate_cli import run
 from app.documents.storage import sha256_of_file
 
 from .conftest import REPEATED
+from .test_index_codec import assert_same_index
 
 
 def test_cli_answers_every_line(sample_pdf: Path) -> None:
@@ -41,27 +51,196 @@ def test_cli_missing_pdf(tmp_path: Path) -> None:
     assert run(tmp_path / "missing.pdf", io.StringIO(""), io.StringIO()) == 1
 
 
-def test_index_pickles(sample_index: DocumentIndex) -> None:
+def test_index_pickles_for_the_worker_processes(sample_index: DocumentIndex) -> None:
+    """PDF workers hand the built index back through pebble, which pickles it over a pipe
+    between the service's own processes (the cache itself never reads a pickle)."""
     clone = pickle.loads(pickle.dumps(sample_index))
     assert locate(clone, REPEATED) == locate(sample_index, REPEATED)
 
 
+class Builds:
+    """A build that counts its calls (the cache's ``build`` argument)."""
+
+    def __init__(self, pdf: Path) -> None:
+        self.pdf = pdf
+        self.count = 0
+
+    def __call__(self) -> DocumentIndex:
+        self.count += 1
+        return build_index(self.pdf.read_bytes())
+
+
+class MemoryBlobs:
+    """An in-memory stand-in for the object store (the S3 implementation is tested against a
+    real S3-compatible server elsewhere): the protocol's two calls, and a count of each."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes] = {}
+        self.gets = 0
+        self.puts = 0
+
+    def get(self, name: str) -> bytes | None:
+        self.gets += 1
+        return self.blobs.get(name)
+
+    def put(self, name: str, data: bytes) -> None:
+        self.puts += 1
+        self.blobs[name] = data
+
+
+class BrokenBlobs:
+    """A store that is down."""
+
+    def get(self, name: str) -> bytes | None:
+        raise ConnectionError("store unreachable")
+
+    def put(self, name: str, data: bytes) -> None:
+        raise ConnectionError("store unreachable")
+
+
 def test_cache_memory_and_disk(sample_pdf: Path, tmp_path: Path) -> None:
-    builds: list[int] = []
-
-    def build() -> DocumentIndex:
-        builds.append(1)
-        return build_index(sample_pdf.read_bytes())
-
+    build = Builds(sample_pdf)
     sha = sha256_of_file(sample_pdf)
     cache = IndexCache(cache_dir=tmp_path, max_entries=2)
     first = cache.get(sha, build)
     assert cache.get(sha, build) is first
-    assert len(builds) == 1
-    assert len(list(tmp_path.glob("*.pickle"))) == 1
+    assert build.count == 1
+    assert [p.name for p in tmp_path.iterdir()] == [blob_name(sha)]
+    assert blob_name(sha) == f"{sha}.v{INDEX_VERSION}.idx"
     from_disk = IndexCache(cache_dir=tmp_path).get(sha, build)
-    assert len(builds) == 1
+    assert build.count == 1
     assert from_disk is not first
-    assert from_disk.chars == first.chars
+    assert_same_index(first, from_disk)
     assert IndexCache().get(sha, build).page_count == 4
-    assert len(builds) == 2
+    assert build.count == 2
+
+
+def test_builds_are_timed(sample_pdf: Path) -> None:
+    seconds: list[float] = []
+    cache = IndexCache(on_build=seconds.append)
+    sha = sha256_of_file(sample_pdf)
+    cache.get(sha, Builds(sample_pdf))
+    cache.get(sha, Builds(sample_pdf))
+    assert len(seconds) == 1
+    assert seconds[0] > 0
+
+
+def test_shared_blob_spares_a_new_replica_the_build(sample_pdf: Path, tmp_path: Path) -> None:
+    store, sha = MemoryBlobs(), sha256_of_file(sample_pdf)
+    first = Builds(sample_pdf)
+    built = IndexCache(tmp_path / "one", shared=store).get(sha, first)
+    assert first.count == 1
+    assert list(store.blobs) == [blob_name(sha)]
+    # Another replica: its own empty folder, the same store.
+    second = Builds(sample_pdf)
+    fetched = IndexCache(tmp_path / "two", shared=store).get(sha, second)
+    assert second.count == 0
+    assert_same_index(built, fetched)
+    assert (tmp_path / "two" / blob_name(sha)).read_bytes() == store.blobs[blob_name(sha)]
+    # Its next process reads its own folder, not the store.
+    gets = store.gets
+    IndexCache(tmp_path / "two", shared=store).get(sha, second)
+    assert (store.gets, second.count) == (gets, 0)
+
+
+def test_bad_shared_blob_is_rebuilt_and_replaced(
+    sample_pdf: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store, sha = MemoryBlobs(), sha256_of_file(sample_pdf)
+    store.blobs[blob_name(sha)] = b"HLINDEX\x00 but not really"
+    build = Builds(sample_pdf)
+    with caplog.at_level(logging.WARNING, logger="app.alignment.index"):
+        IndexCache(shared=store).get(sha, build)
+    assert build.count == 1
+    assert decode_index(store.blobs[blob_name(sha)]).page_count == 4
+    (record,) = caplog.records
+    assert record.getMessage().startswith(f"shared index {blob_name(sha)} is unusable")
+
+
+def test_store_down_costs_a_build_not_the_request(sample_pdf: Path, tmp_path: Path) -> None:
+    build = Builds(sample_pdf)
+    index = IndexCache(tmp_path, shared=BrokenBlobs()).get(sha256_of_file(sample_pdf), build)
+    assert (index.page_count, build.count) == (4, 1)
+    assert len(list(tmp_path.glob("*.idx"))) == 1
+
+
+def test_planted_pickle_is_never_run(
+    sample_pdf: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pickle under the cache's name that would create a file when loaded: it is not loaded,
+    and a real index takes its place."""
+    marker = tmp_path / "owned"
+    payload = pickle.dumps(Planted(marker))
+    sha = sha256_of_file(sample_pdf)
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / blob_name(sha)).write_bytes(payload)
+    build = Builds(sample_pdf)
+    with caplog.at_level(logging.WARNING, logger="app.alignment.index"):
+        index = IndexCache(cache_dir).get(sha, build)
+    assert not marker.exists()
+    assert (index.page_count, build.count) == (4, 1)
+    assert decode_index((cache_dir / blob_name(sha)).read_bytes()).chars == index.chars
+    (record,) = caplog.records
+    assert str(tmp_path) not in record.getMessage()  # no absolute paths in the log
+    pickle.loads(payload)  # the payload was live: loading it is what the cache must not do
+    assert marker.exists()
+
+
+def test_planted_fifo_does_not_hang_the_reader(sample_pdf: Path, tmp_path: Path) -> None:
+    sha = sha256_of_file(sample_pdf)
+    os.mkfifo(tmp_path / blob_name(sha))
+    build = Builds(sample_pdf)
+    found: list[DocumentIndex] = []
+    reader = threading.Thread(target=lambda: found.append(IndexCache(tmp_path).get(sha, build)))
+    reader.start()
+    reader.join(timeout=30)
+    if reader.is_alive():  # unblock it: a writer at the other end ends its read
+        (tmp_path / blob_name(sha)).write_bytes(b"")
+        pytest.fail("reading a FIFO under the cache's name blocked")
+    assert (found[0].page_count, build.count) == (4, 1)
+    assert decode_index((tmp_path / blob_name(sha)).read_bytes()).page_count == 4
+
+
+class Planted:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[Path]]:
+        return Path.touch, (self.marker,)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_any_damaged_file_is_rebuilt(
+    sample_pdf: Path,
+    sample_index: DocumentIndex,
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
+) -> None:
+    """Random bytes, a truncated blob, a flipped byte: a miss, rebuilt, and the file replaced."""
+    sha = sha256_of_file(sample_pdf)
+    blob = encode_index(sample_index)
+    damaged = data.draw(
+        st.one_of(
+            st.binary(max_size=256),
+            st.integers(0, len(blob) - 1).map(lambda cut: blob[:cut]),
+            st.tuples(st.integers(0, len(blob) - 1), st.integers(1, 255)).map(
+                lambda flip: (
+                    blob[: flip[0]] + bytes([blob[flip[0]] ^ flip[1]]) + blob[flip[0] + 1 :]
+                )
+            ),
+        )
+    )
+    cache_dir = tmp_path_factory.mktemp("damaged")
+    (cache_dir / blob_name(sha)).write_bytes(damaged)
+    build = Builds(sample_pdf)
+    assert IndexCache(cache_dir).get(sha, build).page_count == 4
+    assert build.count == 1
+    assert (cache_dir / blob_name(sha)).read_bytes() == blob
+
+
+def test_keys_that_are_not_digests_name_no_file(sample_pdf: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a hex SHA-256"):
+        IndexCache(tmp_path).get("../../etc/passwd", Builds(sample_pdf))
+    assert IndexCache().get("any key in memory", Builds(sample_pdf)).page_count == 4

@@ -28,6 +28,7 @@ BODY_ROUTES = {
     ("POST", "/v2/highlights/stream"),
     ("POST", "/api/v1/v2/highlights/batch"),
     ("PUT", "/v2/documents/{document_id}"),
+    ("PUT", "/v2/documents/{document_id}/pdf"),
 }
 
 

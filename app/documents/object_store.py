@@ -1,0 +1,142 @@
+"""The obstore side of the object-store backend: a store opened from
+``HIGHLIGHT_STORAGE_URL`` (with bounded timeouts and retries), obstore's errors in one line
+without URLs, paths or secrets, and the index blobs replicas share (``index/<name>``).
+``documents/objects.py`` builds the PDF storage on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from obstore.exceptions import NotFoundError, PermissionDeniedError, UnauthenticatedError
+from obstore.store import LocalStore, MemoryStore, S3Store
+
+from app.core.config import ConfigurationError
+
+if TYPE_CHECKING:
+    from obstore.store import ClientConfig, ObjectStore, RetryConfig
+
+log = logging.getLogger(__name__)
+
+INDEX_PREFIX = "index/"
+_BLOB_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
+
+# A PDF of HIGHLIGHT_MAX_PDF_BYTES (100 MB) over a slow link still fits in the timeout; a dead
+# endpoint is given up within the retry budget instead of obstore's default three minutes.
+_CLIENT: ClientConfig = {"connect_timeout": "5s", "timeout": "120s"}
+_RETRY: RetryConfig = {"max_retries": 3, "retry_timeout": timedelta(seconds=30)}
+# The readiness probe: one try, bounded, so /readyz answers within about 2 s.
+_PROBE_CLIENT: ClientConfig = {"connect_timeout": "1s", "timeout": "2s"}
+_PROBE_RETRY: RetryConfig = {"max_retries": 0, "retry_timeout": timedelta(seconds=2)}
+# Client options obstore would read from AWS_<NAME>, but drops once client_options are given
+# (seen with obstore 0.12: AWS_ALLOW_HTTP was ignored next to a timeout); carried over here.
+_CLIENT_ENV = (
+    "allow_http",
+    "allow_invalid_certificates",
+    "proxy_url",
+    "proxy_ca_certificate",
+    "proxy_excludes",
+)
+
+
+def open_store(url: str) -> tuple[ObjectStore, ObjectStore, str]:
+    """The store, a second client of it for the readiness probe (short timeouts, no retries),
+    and how messages name it (never credentials or a server path)."""
+    scheme, _, rest = url.partition("://")
+    if scheme == "s3":
+        bucket, _, prefix = rest.partition("/")
+        if not bucket:
+            raise ConfigurationError("HIGHLIGHT_STORAGE_URL: s3:// needs a bucket (s3://bucket/…)")
+        carried = _client_env()
+        key_prefix = prefix.strip("/") or None
+        store = S3Store(
+            bucket,
+            prefix=key_prefix,
+            client_options=cast("ClientConfig", {**_CLIENT, **carried}),
+            retry_config=_RETRY,
+        )
+        probe = S3Store(
+            bucket,
+            prefix=key_prefix,
+            client_options=cast("ClientConfig", {**_PROBE_CLIENT, **carried}),
+            retry_config=_PROBE_RETRY,
+        )
+        return store, probe, f"the object store s3://{bucket}/{prefix.strip('/')}"
+    if scheme == "file":
+        root = Path(rest)
+        if not root.is_absolute():
+            raise ConfigurationError(
+                "HIGHLIGHT_STORAGE_URL: file:// needs an absolute path (file:///srv/pdfs)"
+            )
+        local = LocalStore(root, mkdir=True)
+        return local, local, "the local object store (HIGHLIGHT_STORAGE_URL)"
+    if scheme == "memory":
+        memory = MemoryStore()
+        return memory, memory, "the in-memory object store"
+    raise ConfigurationError("HIGHLIGHT_STORAGE_URL must start with s3://, file:// or memory://")
+
+
+def _client_env() -> dict[str, str | bool]:
+    carried: dict[str, str | bool] = {}
+    for name in _CLIENT_ENV:
+        value = os.environ.get(f"AWS_{name.upper()}")
+        if value is not None:
+            flag = name.startswith("allow_")
+            carried[name] = value.strip().lower() in {"1", "true", "yes", "on"} if flag else value
+    return carried
+
+
+def summary(exc: BaseException) -> str:
+    """One line for an obstore error: the S3 error code or the transport's words, without the
+    request's URL (which names the endpoint and key) or a local path."""
+    if isinstance(exc, PermissionDeniedError | UnauthenticatedError):
+        return "the credentials were refused (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)"
+    text = str(exc)
+    code = re.search(r"<Code>(\w+)</Code>", text)
+    status = re.search(r"status code: (\d{3})", text)
+    if code:
+        return f"{code[1]}" + (f" (HTTP {status[1]})" if status else "")
+    first = text.splitlines()[0] if text.strip() else type(exc).__name__
+    words = first.rsplit(" - ", 1)[-1]
+    words = re.sub(r"\b\w+://\S+", "…", words)
+    words = re.sub(r"(?<![\w.])/[^\s:,]+", "…", words)
+    return words.strip()[:200] or type(exc).__name__
+
+
+class ObjectBlobs:
+    """Index blobs under ``index/<name>`` in the store (``alignment.index.SharedBlobs``). A
+    cache: a miss or any failure reads as None, a failed write is logged and forgotten."""
+
+    def __init__(self, store: ObjectStore, prefix: str = INDEX_PREFIX) -> None:
+        self.store = store
+        self.prefix = prefix
+
+    def _key(self, name: str) -> str | None:
+        return f"{self.prefix}{name}" if _BLOB_NAME.match(name) else None
+
+    def get(self, name: str) -> bytes | None:
+        key = self._key(name)
+        if key is None:
+            return None
+        try:
+            return bytes(self.store.get(key).bytes())
+        except (FileNotFoundError, NotFoundError):
+            return None
+        except Exception as exc:
+            log.warning("shared index %s not read from the object store: %s", name, summary(exc))
+            return None
+
+    def put(self, name: str, data: bytes) -> None:
+        key = self._key(name)
+        if key is None:
+            log.warning("shared index name %r refused (not a plain file name)", name)
+            return
+        try:
+            self.store.put(key, data)
+        except Exception as exc:
+            log.warning("shared index %s not written to the object store: %s", name, summary(exc))
