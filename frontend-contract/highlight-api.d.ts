@@ -42,6 +42,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Livez */
+        get: operations["livez"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readyz */
+        get: operations["readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/documents/{document_id}": {
         parameters: {
             query?: never;
@@ -101,7 +135,15 @@ export interface paths {
          *     open them).
          */
         get: operations["get_document_pdf"];
-        put?: never;
+        /**
+         * Put Document Pdf
+         * @description Upload a document's PDF as the raw body (`Content-Type: application/pdf`, at most
+         *     HIGHLIGHT_MAX_PDF_BYTES). It is stored by its content, so sending the same bytes again
+         *     rewrites nothing (`newly_stored: false`); then PUT the document with the answered
+         *     `source_path` and its chunks, or pass `chunk=true` to have this service chunk it. 201 when
+         *     the PDF (with chunk=true: the document) is new.
+         */
+        put: operations["put_document_pdf"];
         post?: never;
         delete?: never;
         options?: never;
@@ -336,14 +378,16 @@ export interface components {
         /**
          * DocumentUpsert
          * @description A document and all its chunks, as an upstream RAG ingestion pushes them. The PDF must
-         *     already be under the service's PDF root (HIGHLIGHT_PDF_ROOT) at ``source_path``.
+         *     already be in the service's PDF storage at ``source_path``: uploaded with
+         *     ``PUT /v2/documents/{id}/pdf`` (which answers the ``source_path`` to send), or put there by
+         *     the pipeline (under HIGHLIGHT_PDF_ROOT, or in the object store of HIGHLIGHT_STORAGE_URL).
          */
         DocumentUpsert: {
             /** Chunks */
             chunks: components["schemas"]["ChunkIn"][];
             /**
              * Source Path
-             * @description Path of the PDF relative to the PDF root.
+             * @description Path of the PDF relative to the PDF root (its key in the object store).
              */
             source_path: string;
             /** Title */
@@ -384,7 +428,7 @@ export interface components {
          * ErrorCode
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "pdf_too_complex" | "payload_too_large" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "busy" | "internal_error";
+        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "pdf_too_complex" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "busy" | "internal_error";
         /** ErrorDetail */
         ErrorDetail: {
             /** @description Machine-readable; stable across releases. */
@@ -507,6 +551,14 @@ export interface components {
              */
             status: "complete" | "partial" | "fallback";
         };
+        /** Liveness */
+        Liveness: {
+            /**
+             * Status
+             * @constant
+             */
+            status: "alive";
+        };
         /**
          * NormalizedRect
          * @description The same rectangle in fractions (0-1) of its own page's displayed width and height, for
@@ -525,12 +577,82 @@ export interface components {
             y1: number;
         };
         /**
+         * PdfUploadResult
+         * @description A stored PDF upload; with ``chunk=true``, also the document made of it.
+         */
+        PdfUploadResult: {
+            /**
+             * Changed
+             * @description chunk=true: False when the document already was this PDF with these chunks.
+             */
+            changed?: boolean | null;
+            /**
+             * Chunks
+             * @description chunk=true: the document's chunks (ids and pages).
+             */
+            chunks?: components["schemas"]["ChunkOut"][] | null;
+            /**
+             * Created
+             * @description chunk=true: whether the document was new.
+             */
+            created?: boolean | null;
+            /** Document Id */
+            document_id: string;
+            /**
+             * Newly Stored
+             * @description False when the same content was already stored (nothing was rewritten).
+             */
+            newly_stored: boolean;
+            /** Page Count */
+            page_count: number;
+            /**
+             * Sha256
+             * @description SHA-256 of the PDF's bytes (hex).
+             */
+            sha256: string;
+            /**
+             * Source Path
+             * @description Where the PDF is stored, by its content: the source_path to send in PUT /v2/documents/{id}.
+             */
+            source_path: string;
+            /**
+             * Title
+             * @description The PDF's own metadata title ('' when it has none); with chunk=true, the document's title.
+             */
+            title: string;
+        };
+        /** Readiness */
+        Readiness: {
+            /**
+             * Database
+             * @enum {string}
+             */
+            database: "ok" | "unreachable" | "not_migrated";
+            /**
+             * Problems
+             * @description What keeps this replica out of service, one line each (empty when ready).
+             */
+            problems: string[];
+            /** Shutting Down */
+            shutting_down: boolean;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ready" | "not_ready";
+            /**
+             * Storage
+             * @enum {string}
+             */
+            storage: "ok" | "unreachable";
+        };
+        /**
          * Reason
          * @description Why a citation is not (or not by the LLM) highlighted. Machine-readable; ``message`` says
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "pdf_too_complex" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "pdf_too_complex" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
@@ -663,6 +785,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    livez: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -936,6 +1107,102 @@ export interface operations {
             };
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_document_pdf: {
+        parameters: {
+            query?: {
+                /** @description SHA-256 of the body (lower-case hex) as the sender computed it; a body that hashes otherwise is refused (422) and nothing is stored. */
+                sha256?: string | null;
+                /** @description Also split the PDF into chunks here, as `highlight-service ingest` does, and store the document (replacing its chunks) in the same call. */
+                chunk?: boolean;
+                /** @description With chunk=true: the document's title. */
+                title?: string | null;
+            };
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/pdf": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Stored (with chunk=true: created) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (Content-Type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A system the service depends on (the PDFs' object store) failed; retry later. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

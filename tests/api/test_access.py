@@ -310,6 +310,8 @@ def test_the_served_access_log_never_shows_a_link_signature(tmp_path: Path, pdf_
         link = data["results"][0]["link"].split("#")[0]
         signature = re.search(r"signature=([\w-]+)", link).group(1)  # type: ignore[union-attr]
         assert httpx.get(f"{service.url}{link}").status_code == 200
-        served = service.output()
-    assert f"{link.split('signature=')[0]}signature=[redacted]" in served
+    served = service.output()  # after the stop: the request line is written after the response
+    # One line per request names the route template, never the query string with its
+    # signature (uvicorn's own access log, which printed it, is off).
+    assert '"route": "/v2/documents/{document_id}/pdf"' in served
     assert signature not in served
