@@ -57,7 +57,9 @@ PY
 
 status=0
 # Without --max-time every phase runs once (about a minute); `timeout` is only the hard bound.
-timeout -s INT 900 .venv/bin/st --config-file scripts/schemathesis.toml run \
+# The upload route's raw PDF bodies come from scripts/schemathesis_hooks.py.
+PYTHONPATH=scripts SCHEMATHESIS_HOOKS=schemathesis_hooks \
+  timeout -s INT 900 .venv/bin/st --config-file scripts/schemathesis.toml run \
   "http://127.0.0.1:$port/openapi.json" "${auth_args[@]}" --wait-for-schema 30 \
   --report junit,json,ndjson --report-dir "$reports" || status=$?
 .venv/bin/python scripts/schemathesis_counts.py "$reports" || true
