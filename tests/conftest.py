@@ -14,7 +14,11 @@ from typing import Any
 
 import asyncpg
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from app.core import tracing
 from app.db.migrate import upgrade
 from app.documents.sample import write_sample_pdf
 from tests.fixtures.llm_server import ScriptedLLM
@@ -105,3 +109,14 @@ def scripted_llm() -> Iterator[ScriptedLLM]:
     server = ScriptedLLM().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Tracing on for one test, its spans kept in memory (the SDK's own in-memory exporter)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    yield exporter
+    tracing.disable()

@@ -34,10 +34,14 @@ def alembic_config(database_url: str) -> Config:
 
 
 @lru_cache(maxsize=1)
+def _scripts() -> ScriptDirectory:
+    return ScriptDirectory.from_config(alembic_config("sqlite://"))
+
+
+@lru_cache(maxsize=1)
 def head_revisions() -> frozenset[str]:
     """The revisions this release's code expects the database to be at."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    return frozenset(script.get_heads())
+    return frozenset(_scripts().get_heads())
 
 
 @lru_cache(maxsize=1)
@@ -45,8 +49,7 @@ def known_revisions() -> frozenset[str]:
     """Every revision this release's migrations know. A database at a revision outside this set
     was migrated by a newer release (during a rolling update the Job runs before the old pods
     stop): migrations are written to be compatible with the release before them."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    return frozenset(rev.revision for rev in script.walk_revisions())
+    return frozenset(rev.revision for rev in _scripts().walk_revisions())
 
 
 def sqlite_lock_path(database_url: str) -> Path | None:

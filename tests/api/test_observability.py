@@ -14,11 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from app.core import tracing
 from app.core.logs import configure_logging, redaction_of
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample
 from tests.api.test_highlights import batch, llm_settings
@@ -154,16 +151,6 @@ async def test_the_request_id_is_echoed_or_made_and_reaches_the_llm_server(
     (llm_request,) = scripted_llm.requests
     assert llm_request["_headers"]["x-request-id"] == request_id
     assert "traceparent" not in llm_request["_headers"]  # tracing is off
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    yield exporter
-    tracing.disable()
 
 
 async def test_a_traced_batch_continues_the_callers_trace_into_the_llm_server(

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from sqlalchemy import text
 
 from app.db.migrate import ADVISORY_LOCK_KEY, head_revisions, sqlite_lock_path, upgrade
 from app.db.session import create_engine, dispose_engine
-from tests.conftest import PG_DSN
+from tests.fixtures.replicas import ClusterError, postgres_database
 
 pytestmark = pytest.mark.slow  # starts processes
 
@@ -109,22 +108,12 @@ def test_concurrent_sqlite_migrations_all_succeed(tmp_path: Path) -> None:
 
 @pytest.fixture
 def fresh_postgres() -> Iterator[str]:
-    name = f"highlight_migrate_{uuid.uuid4().hex[:10]}"
-
-    async def execute(sql: str) -> None:
-        conn = await asyncpg.connect(PG_DSN, timeout=3)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
+    """An empty database: no schema yet, so the upgrades below really create it."""
     try:
-        asyncio.run(execute(f'CREATE DATABASE "{name}"'))
-    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
-        pytest.skip(f"no PostgreSQL server reachable at {PG_DSN}: {exc}")
-    base = PG_DSN.rsplit("/", 1)[0]
-    yield f"{base.replace('postgresql://', 'postgresql+asyncpg://')}/{name}"
-    asyncio.run(execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        with postgres_database("highlight_migrate") as url:
+            yield url
+    except ClusterError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.mark.postgres
