@@ -260,7 +260,7 @@ def main() -> None:
     parser.add_argument("--restart-postgres-at", type=float, metavar="S")
     throughput = parser.add_argument_group("--throughput")
     throughput.add_argument("--throughput", action="store_true", help="see the docstring")
-    throughput.add_argument("--workers", type=int, nargs="+", default=[2, 1])
+    throughput.add_argument("--workers", type=int, nargs="+", default=[4, 2, 1])
     throughput.add_argument("--levels", type=int, nargs="+", default=[8, 32, 64], metavar="N")
     throughput.add_argument("--llm-delay", type=float, default=0.3, metavar="S")
     throughput.add_argument("--citations", type=int, default=10)

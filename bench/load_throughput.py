@@ -10,9 +10,10 @@ and every client count it prints requests/s and p50/p99 beside two limits:
   the server's whole process tree (workers, PDF workers) with psutil, and on PostgreSQL the
   database server's (the same machine's cores run it).
 
-The load generator and the scripted LLM run in this process on the same cores as the server;
-their CPU is measured too, and the ceiling is printed both ways: with all cores, and with the
-cores the load generator left (cores minus its CPU-seconds per second). The LLM-in-flight bound
+The load generator (this process) and the scripted LLM (a process of its own, as a model server
+is) run on the same cores as the server; their CPU is measured too, and the ceiling is printed
+both ways: with all cores, and with the cores they left (cores minus their CPU-seconds per
+second). The LLM-in-flight bound
 is lifted (``HIGHLIGHT_LLM_MAX_IN_FLIGHT``) so that every batch waits for the LLM: the bench
 measures the service's CPU, not the bound's policy.
 """
@@ -23,6 +24,8 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +40,7 @@ from tests.fixtures.live import LiveService, live_service, run_cli
 from tests.fixtures.llm_server import ScriptedLLM, choose_first
 from tests.fixtures.load import percentile
 
+ROOT = Path(__file__).resolve().parent.parent
 QUERY = "What does the author say about copyright and culture?"
 ANSWER = "The author argues that copyright law now regulates culture far more than ever ({n})."
 
@@ -180,17 +184,20 @@ def measure_level(
     counter: Iterator[int],
     db_cpu: Callable[[], float] = lambda: 0.0,
     split: Callable[[], list[int]] = list,
+    llm: psutil.Process | None = None,
 ) -> Level:
+    """``llm``: the scripted LLM's process, whose CPU is counted as the load generator's."""
     server = psutil.Process(service_pid)
-    me = psutil.Process()
+    me = [psutil.Process(), *([llm] if llm else [])]
     cores = len(os.sched_getaffinity(0))
-    server_before, me_before = tree_cpu_seconds(server) + db_cpu(), _cpu_seconds(me)
+    server_before = tree_cpu_seconds(server) + db_cpu()
+    me_before = sum(map(_cpu_seconds, me))
     machine_before = _machine_busy_seconds()
     samples, outcome, wall, connections = asyncio.run(
         _level(url, clients, seconds, citations, counter, split)
     )
     server_cpu = tree_cpu_seconds(server) + db_cpu() - server_before
-    client_cores = (_cpu_seconds(me) - me_before) / wall
+    client_cores = (sum(map(_cpu_seconds, me)) - me_before) / wall
     machine_cores = (_machine_busy_seconds() - machine_before) / wall
     requests = len(samples)
     per_request = server_cpu / max(requests, 1)
@@ -215,28 +222,54 @@ def measure_level(
     )
 
 
-@contextmanager
-def scripted_llm(delay_s: float) -> Iterator[ScriptedLLM]:
+class _Forgetful(list[Any]):
+    def append(self, item: Any) -> None:
+        pass
+
+
+def _serve_scripted_llm(delay_s: float) -> None:
+    """In the scripted LLM's own process: serve until killed, printing the base URL first."""
     server = ScriptedLLM()
     # Like a real model server, not like the tests' fixture: connections kept alive (HTTP/1.1;
     # the fixture's replies carry content-length) and a listen backlog that a burst of 64 calls
     # does not overflow (socketserver's is 5: a dropped SYN costs the caller 1 s, then 2 s).
     server._server.RequestHandlerClass.protocol_version = "HTTP/1.1"  # type: ignore[attr-defined]
     server._server.socket.listen(1024)
-    server.start()
     server.chooser = choose_first
     server.slow_down(delay_s)
     # Keep no request bodies: a long run would hold every prompt it was sent.
     server.requests = _Forgetful()
+    print(server.base_url, flush=True)
+    server._server.serve_forever(poll_interval=0.05)
+
+
+@contextmanager
+def scripted_llm(delay_s: float) -> Iterator[tuple[str, psutil.Process]]:
+    """The scripted OpenAI-compatible server in a process of its own, as a model server is: in
+    this process its 64 threads and the load generator's event loop took turns on one GIL, and
+    every reply and every response waited for the other (the clients saw 60 ms more than the
+    service's own request span). Yields its base URL and its process (whose CPU the bench
+    counts with the load generator's)."""
+    code = (
+        "import sys; from bench.load_throughput import _serve_scripted_llm; "
+        "_serve_scripted_llm(float(sys.argv[1]))"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, str(delay_s)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        yield server
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url:
+            raise RuntimeError("the scripted LLM did not start")
+        yield base_url, psutil.Process(process.pid)
     finally:
-        server.stop()
-
-
-class _Forgetful(list[Any]):
-    def append(self, item: Any) -> None:
-        pass
+        process.kill()
+        process.wait()
 
 
 def ingest(env: dict[str, str], pdf: Path, citations: int) -> list[dict[str, str]]:
@@ -264,11 +297,11 @@ def run(
     db_cpu = database_cpu(postgres)
     rows: list[Level] = []
     counter = iter(range(10**12))
-    with scripted_llm(llm_delay) as llm:
+    with scripted_llm(llm_delay) as (llm_url, llm):
         env = {
             **env,
             "HIGHLIGHT_LLM_PROVIDER": "vllm",
-            "HIGHLIGHT_LLM_BASE_URL": llm.base_url,
+            "HIGHLIGHT_LLM_BASE_URL": llm_url,
             "HIGHLIGHT_LLM_MODEL": "scripted",
             "HIGHLIGHT_LLM_MAX_IN_FLIGHT": "1024",
         }
@@ -300,6 +333,7 @@ def run(
                         counter,
                         db_cpu,
                         split,
+                        llm,
                     )
                     rows.append(row)
                     print_row(row, flush=True)

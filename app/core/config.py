@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     # llm_queue_timeout_s (or its deadline) answers with the lexical selector (reason llm_busy).
     llm_max_in_flight: int = Field(default=16, ge=1, le=1024)
     llm_queue_timeout_s: float = Field(default=2.0, ge=0)
+    # Database connections each process keeps open, and how many more it may open under a burst
+    # (closed again when returned). A pool smaller than the requests in flight that use the
+    # database made every burst open and close connections: on PostgreSQL a backend process
+    # each, 12% of the CPU per request at 64 clients. PostgreSQL's max_connections (100 by
+    # default) must cover replicas x workers x (pool + overflow).
+    db_pool_size: int = Field(default=10, ge=1, le=1000)
+    db_max_overflow: int = Field(default=10, ge=0, le=1000)
     # Prometheus metrics at /metrics (a read route: it needs a read token when auth is on).
     metrics_enabled: bool = True
 

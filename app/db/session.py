@@ -142,14 +142,20 @@ def _sqlite_url(url: URL, create: bool) -> tuple[URL, str | None]:
     return url.set(database=f"file:{path}", query={**url.query, "mode": "rw", "uri": "true"}), path
 
 
-def create_engine(database_url: str, *, create: bool = False) -> AsyncEngine:
-    """``create``: allow a missing SQLite file to be created (migrations only). Dispose the
-    engine with ``dispose_engine``."""
+def create_engine(
+    database_url: str, *, create: bool = False, pool_size: int = 5, max_overflow: int = 10
+) -> AsyncEngine:
+    """``create``: allow a missing SQLite file to be created (migrations only). ``pool_size``,
+    ``max_overflow``: connections kept, and opened beyond them for a burst (the server passes
+    its settings; SQLAlchemy's defaults otherwise). Dispose the engine with ``dispose_engine``."""
     url = make_url(database_url)
+    pool = {"pool_size": pool_size, "max_overflow": max_overflow}
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(url, pool_pre_ping=True)
+        return create_async_engine(url, pool_pre_ping=True, **pool)
     url, path = _sqlite_url(url, create)
-    engine = create_async_engine(url, connect_args={"timeout": 30})
+    if path is None:  # in memory: one shared connection (StaticPool), no pool to size
+        pool = {}
+    engine = create_async_engine(url, connect_args={"timeout": 30}, **pool)
     watch = SqliteFile(path) if path is not None else None
     if watch is not None:
         _watches[engine.sync_engine] = watch
