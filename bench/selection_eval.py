@@ -77,12 +77,17 @@ class Run:
     llm_batches: int = 0
 
 
-async def ingest(settings: Settings, pdfs: list[Path]) -> dict[str, list[ChunkText]]:
-    """Ingest each PDF with the CLI's code path; read its chunks back through the API."""
+async def ingest(settings: Settings, pdfs: dict[str, Path]) -> dict[str, list[ChunkText]]:
+    """Ingest each PDF with the CLI's code path; read its chunks back through the API. ``pdfs``:
+    the QA file's ``pdf_file`` (relative to ../shared/pdfs, sub-folders included) -> its path;
+    the chunks come back under the same names."""
     upgrade(settings.database_url)
-    ids = {pdf.name: re.sub(r"[^A-Za-z0-9]+", "-", pdf.stem).strip("-").lower() for pdf in pdfs}
-    for pdf in pdfs:
-        await ingest_into_database(settings, pdf, ids[pdf.name])
+    ids = {
+        name: re.sub(r"[^A-Za-z0-9]+", "-", name.removesuffix(".pdf")).strip("-").lower()
+        for name in pdfs
+    }
+    for name, pdf in pdfs.items():
+        await ingest_into_database(settings, pdf, ids[name])
     chunks: dict[str, list[ChunkText]] = {}
     async with app_client(settings) as client:
         for name, doc_id in ids.items():
@@ -140,6 +145,11 @@ async def run(
     result = Run(name, [])
     async with app_client(settings) as client:
         for case in cases:
+            if not case.request["citations"]:
+                # No chunk holds any of its evidence (the header counts such passages): nothing
+                # to cite, so nothing chosen; a batch needs at least one citation.
+                result.choices.append({})
+                continue
             if server is not None:
                 server.chooser = oracle(case.question)
             response = await client.post("/v2/highlights/batch", json=case.request)
@@ -218,7 +228,10 @@ async def run_all(args: argparse.Namespace) -> tuple[list[Case], list[Run]]:
     work = Path(tempfile.mkdtemp(prefix="selection-eval-"))
     base = make_settings(f"sqlite+aiosqlite:///{work / 's.db'}", work / "pdfs")
     real = model_settings(base)  # before any work: a misconfigured model fails the run at once
-    pdfs = sorted({args.qa.parent.parent / r["pdf_file"] for r in rows_in})
+    pdfs = {
+        r["pdf_file"]: args.qa.parent.parent / r["pdf_file"]
+        for r in sorted(rows_in, key=lambda r: str(r["pdf_file"]))
+    }
     chunks = await ingest(base, pdfs)
     cases = [make_case(r, chunks[r["pdf_file"]], base.max_sentences_per_chunk) for r in rows_in]
     runs = [await run("lexical selector (no LLM)", base, cases)]
