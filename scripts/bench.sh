@@ -20,6 +20,10 @@ $PY bench/locate_eval.py "$pdf_dir" --page-hint --no-baseline | sed -n '/^Per ki
 echo "=== selection on ../shared/pdfs/qa"
 if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
   $PY bench/selection_eval.py
+  # 53 more questions over 20 filings: the selector is tuned on both, never on seven alone.
+  if [ -f ../shared/pdfs/qa/financebench_more.jsonl ]; then
+    $PY bench/selection_eval.py --qa ../shared/pdfs/qa/financebench_more.jsonl
+  fi
 else
   echo "../shared/pdfs/qa is absent: selection benchmark skipped"
 fi

@@ -9,6 +9,10 @@ It serves when no LLM is configured or the LLM fails, so a reader still gets hig
 * The question's terms count half as much as the answer's: the answer says what was found, the
   question only what was looked for. When the answer has almost no terms of its own ("Yes",
   "36%", "zero") the question's count in full, since they are all there is to go on.
+* An answer computed from the chunk names a measure ("quick ratio", "inventory turnover"), not
+  its operands: the lines a named measure is computed from (``app.selection.operands``) count
+  as the answer's own terms.
+* Running headers and footers (a page number beside a short title) are never chosen.
 * Headings (``app.selection.sections``) are never chosen; their terms count, at half weight and
   without BM25's length normalisation, for the sentences of their section.
 * A sentence must share at least two terms with the answer and question (one of them its own
@@ -27,10 +31,12 @@ It serves when no LLM is configured or the LLM fails, so a reader still gets hig
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.selection.operands import operand_lines
 from app.selection.sections import Line, sections
 from app.selection.sentences import Sentence, split_sentences
 from app.selection.terms import Language, language_of, read, terms
@@ -60,6 +66,10 @@ class Query:
         answer_terms, claimed, _ = read(answer, language)
         question_weight = QUESTION_WEIGHT if len(answer_terms) >= SHORT_ANSWER else 1.0
         weights = dict.fromkeys(terms(question, language), question_weight)
+        # A computed answer ("the quick ratio was 0.54") is supported by the lines it was
+        # computed from, which it does not name: they count as the answer's own terms.
+        for line in operand_lines(f"{question}\n{answer}"):
+            weights.update(dict.fromkeys(terms(line, language), 1.0))
         weights.update(dict.fromkeys(answer_terms, 1.0))
         return cls(weights, frozenset(claimed))
 
@@ -136,6 +146,20 @@ def _choose(
     return chosen
 
 
+# A running header or footer: a page number before or after a short title ("23 Verizon 2022
+# Annual Report on Form 10-K"), once years and form names are set aside. Such a line shares the
+# company's name and the year with every question about the filing, and supports none.
+_PAGE_NUMBER_AND_TITLE = re.compile(r"\s*\d{1,3}\s+\D+|\D+\s\d{1,3}\s*")
+_YEARS_AND_FORMS = re.compile(r"\b(?:19|20)\d\d\b|\b10-[KQ]\b")
+_FURNITURE_WORDS = 12
+
+
+def is_page_furniture(text: str) -> bool:
+    if len(text.split()) > _FURNITURE_WORDS:
+        return False
+    return bool(_PAGE_NUMBER_AND_TITLE.fullmatch(_YEARS_AND_FORMS.sub("", text)))
+
+
 def _read(
     sentences: Sequence[Sentence], language: Language | None
 ) -> tuple[list[Candidate], list[set[str]]]:
@@ -145,7 +169,7 @@ def _read(
     candidates = [
         Candidate(i, line.terms, context[i], line.figures, line.dates)
         for i, line in enumerate(lines)
-        if not headings[i]
+        if not headings[i] and not is_page_furniture(line.text)
     ]
     return candidates, [line.terms for line in lines]
 

@@ -141,3 +141,39 @@ def test_choices_are_valid_sentence_ids_within_the_limit(
     assert len(picked) <= limit
     assert len(set(picked)) == len(picked)
     assert set(picked) <= {s.index for s in sentences}
+
+
+BALANCE_SHEET = (
+    "Consolidated Balance Sheets (In millions)\n\n"
+    "Cash and cash equivalents $ 2,605 $ 2,921\n\n"
+    "Accounts receivable, net 24,506 23,846\n\n"
+    "Property, plant and equipment, net 107,434 99,696\n\n"
+    "Total current liabilities 50,171 47,160\n\n"
+    "Long-term debt 140,676 143,425\n\n"
+    "55 Verizon 2022 Annual Report on Form 10-K"
+)
+
+
+def test_a_computed_answer_finds_the_lines_it_was_computed_from() -> None:
+    answer = "No. The quick ratio was approximately 0.54, not a healthy liquidity profile."
+    question = "Does Verizon have a healthy liquidity profile based on its quick ratio for FY 2022?"
+    picked = chosen(BALANCE_SHEET, answer, question)
+    # Two of the ratio's lines (the answer's two sentences bound the count per chunk), no other.
+    operands = ("Cash and cash equivalents", "Accounts receivable", "Total current liabilities")
+    assert len(picked) == 2
+    assert all(p.startswith(operands) for p in picked), picked
+    assert not any(p.startswith(("Property", "Long-term debt")) for p in picked)
+
+
+def test_a_measure_nobody_named_adds_nothing() -> None:
+    # Without a named measure the answer's own words decide, as before.
+    answer = "Long-term debt was $140,676 million at the end of 2022."
+    assert chosen(BALANCE_SHEET, answer, "How much long-term debt did Verizon carry?") == [
+        "Long-term debt 140,676 143,425"
+    ]
+
+
+def test_a_running_footer_is_never_chosen() -> None:
+    answer = "Verizon's 2022 Annual Report on Form 10-K shows its debt."
+    picked = chosen(BALANCE_SHEET, answer, "What does Verizon's 2022 annual report say?")
+    assert not any("Annual Report" in p for p in picked)
