@@ -101,3 +101,23 @@ def displayed(index: DocumentIndex, rect: LineRect) -> LineRect:
     else:  # 270
         x0, y0, x1, y1 = y0, width - x1, y1, width - x0
     return LineRect(rect.page, x0, y0, x1, y1)
+
+
+def page_boxes(rects: list[LineRect]) -> list[LineRect]:
+    """One box per page around a highlight's line rectangles, in page order: for viewers that
+    draw a single block per highlight instead of one rectangle per line."""
+    boxes: dict[int, LineRect] = {}
+    for rect in rects:
+        box = boxes.get(rect.page)
+        boxes[rect.page] = (
+            rect
+            if box is None
+            else LineRect(
+                rect.page,
+                min(box.x0, rect.x0),
+                min(box.y0, rect.y0),
+                max(box.x1, rect.x1),
+                max(box.y1, rect.y1),
+            )
+        )
+    return [boxes[page] for page in sorted(boxes)]
