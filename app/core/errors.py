@@ -47,6 +47,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.core.logs import REQUEST_ID
+
 log = logging.getLogger(__name__)
 
 
@@ -246,7 +248,16 @@ def install_error_handlers(app: FastAPI) -> None:
         # A bug, not an input or upstream problem: logged with its trace, answered in the same
         # shape as every other error so clients need one parser.
         log.error("unhandled error", exc_info=exc)
-        return error_response(500, ErrorCode.internal_error, "internal error; see the server log")
+        # Starlette sends this response from its outermost middleware, outside the one that
+        # adds X-Request-ID to every other response; the id is still this request's (logs.py),
+        # and it is what a bug report needs to find the traceback above.
+        request_id = REQUEST_ID.get()
+        return error_response(
+            500,
+            ErrorCode.internal_error,
+            "internal error; see the server log",
+            headers={"X-Request-ID": request_id} if request_id else None,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -9,18 +9,21 @@ import io
 import json
 import logging
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.core.logs import configure_logging, redaction_of
+from app.main import create_app
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample
 from tests.api.test_highlights import batch, llm_settings
 from tests.core.test_metrics import sample
-from tests.fixtures.app import app_client
+from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.llm_server import ScriptedLLM
 
 READ, WRITE = "read-token-0123456789", "write-token-0123456789"
@@ -400,3 +403,26 @@ async def test_a_batch_cancelled_while_waiting_for_a_slot_does_not_keep_it(
     finally:
         await llm.close()
     assert len(scripted_llm.requests) == 2
+
+
+async def test_an_unexpected_error_is_answered_with_its_request_id(
+    sqlite_template: Path, tmp_path: Path, pdf_root: Path
+) -> None:
+    # A bug's 500 is sent by Starlette's outermost middleware, outside the one that adds the
+    # header to every other response: the reader's bug report must still carry the id the log
+    # line of the traceback has.
+    database = tmp_path / "highlight.db"
+    shutil.copyfile(sqlite_template, database)
+    app = create_app(make_settings(f"sqlite+aiosqlite:///{database}", pdf_root))
+
+    @app.get("/v2/boom", include_in_schema=False)
+    async def boom() -> None:
+        raise RuntimeError("boom")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            response = await client.get("/v2/boom", headers={"X-Request-ID": "bug-report-7"})
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "internal_error"
+    assert response.headers["x-request-id"] == "bug-report-7"
