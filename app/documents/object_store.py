@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 from obstore.exceptions import NotFoundError, PermissionDeniedError, UnauthenticatedError
 from obstore.store import LocalStore, MemoryStore, S3Store
 
+from app.alignment.index_codec import MAX_BLOB_BYTES
 from app.core.config import ConfigurationError
 
 if TYPE_CHECKING:
@@ -112,9 +113,12 @@ class ObjectBlobs:
     """Index blobs under ``index/<name>`` in the store (``alignment.index.SharedBlobs``). A
     cache: a miss or any failure reads as None, a failed write is logged and forgotten."""
 
-    def __init__(self, store: ObjectStore, prefix: str = INDEX_PREFIX) -> None:
+    def __init__(
+        self, store: ObjectStore, prefix: str = INDEX_PREFIX, max_bytes: int = MAX_BLOB_BYTES
+    ) -> None:
         self.store = store
         self.prefix = prefix
+        self.max_bytes = max_bytes
 
     def _key(self, name: str) -> str | None:
         return f"{self.prefix}{name}" if _BLOB_NAME.match(name) else None
@@ -124,7 +128,17 @@ class ObjectBlobs:
         if key is None:
             return None
         try:
-            return bytes(self.store.get(key).bytes())
+            result = self.store.get(key)
+            # Before the body is read: a foreign or damaged object larger than any index could
+            # be would otherwise be held in memory whole, only for the codec to refuse it.
+            if result.meta["size"] > self.max_bytes:
+                log.warning(
+                    "shared index %s not read: %d bytes, more than an index can be",
+                    name,
+                    result.meta["size"],
+                )
+                return None
+            return bytes(result.bytes())
         except (FileNotFoundError, NotFoundError):
             return None
         except Exception as exc:

@@ -16,6 +16,7 @@ from obstore.store import S3Store
 from app.cli import ingest_into_database
 from app.core.config import ConfigurationError, Settings
 from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing
+from app.documents.object_store import INDEX_PREFIX, ObjectBlobs
 from app.documents.objects import ObjectPdfStorage
 from app.documents.storage import build_storage
 from tests.fixtures.live import free_port
@@ -254,3 +255,13 @@ def _unreachable_store(bucket: S3Bucket) -> S3Store:
         client_options={"allow_http": True, "connect_timeout": "1s"},
         retry_config={"max_retries": 0},
     )
+
+
+def test_an_index_blob_larger_than_any_index_is_a_miss_before_it_is_read(
+    s3_bucket: S3Bucket, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = f"{'2' * 64}.v1.idx"
+    s3_bucket.store().put(f"{INDEX_PREFIX}{name}", b"x" * 2048)
+    assert ObjectBlobs(s3_bucket.store(), max_bytes=4096).get(name) == b"x" * 2048
+    assert ObjectBlobs(s3_bucket.store(), max_bytes=1024).get(name) is None
+    assert "2048 bytes, more than an index can be" in caplog.text
