@@ -153,7 +153,9 @@ def create_engine(
     if url.get_backend_name() != "sqlite":
         return create_async_engine(url, pool_pre_ping=True, **pool)
     url, path = _sqlite_url(url, create)
-    if path is None:  # in memory: one shared connection (StaticPool), no pool to size
+    if path is None:
+        # In memory (or a file: URI passed as is): SQLAlchemy may choose StaticPool, one
+        # shared connection, which takes no size.
         pool = {}
     engine = create_async_engine(url, connect_args={"timeout": 30}, **pool)
     watch = SqliteFile(path) if path is not None else None
