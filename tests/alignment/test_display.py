@@ -42,3 +42,11 @@ def test_display_text_is_settled_and_tidy(stored: str) -> None:
     assert "\n" not in shown
     assert "\ufb01" not in shown
     assert "\u00ad" not in shown
+
+
+def test_long_runs_are_read_once() -> None:
+    # A table cell or garbage text layer: 20,000 letters with no break, or thousands of broken
+    # words. The hyphen rule is tried from word starts only (it took 3 s from every position);
+    # no timing is asserted, the result is.
+    assert display_text("a" * 20_000) == "a" * 20_000
+    assert display_text("ab-\n" * 5_000) == "ab" * 5_000 + "-"  # the last has no next line
