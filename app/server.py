@@ -144,6 +144,9 @@ def _uvicorn_options(settings: Settings, host: str, port: int) -> dict[str, Any]
         "host": host,
         "port": port,
         "log_config": None,
+        # h11, also where httptools is installed: httptools took a request head of any size
+        # (a 1 MB header was served), h11 refuses one past its bound with a 400.
+        "http": "h11",
         # The app logs each request itself (api/middleware.py), as JSON when asked.
         "access_log": False,
         "timeout_graceful_shutdown": settings.shutdown_grace_s,

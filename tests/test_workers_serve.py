@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -238,3 +239,20 @@ def test_a_worker_killed_is_replaced_and_its_share_of_connections_goes_elsewhere
         assert len(workers) == 2, workers
         assert kept in workers
         assert killed not in workers
+
+
+@pytest.mark.slow
+def test_a_request_head_of_a_megabyte_is_refused(tmp_path: Path) -> None:
+    # uvicorn uses httptools whenever it is installed, and httptools served a 1 MB header;
+    # serve pins h11, which refuses it (server.py).
+    env = {
+        "HIGHLIGHT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'live.db'}",
+        "HIGHLIGHT_PDF_ROOT": str(tmp_path / "pdfs"),
+    }
+    with live_service(tmp_path, env, "serve") as service:
+        for size, status in ((1_000, b"200"), (1_000_000, b"400")):
+            with socket.create_connection(("127.0.0.1", service.port), timeout=10) as sock:
+                sock.sendall(
+                    b"GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * size + b"\r\n\r\n"
+                )
+                assert sock.recv(64).split(b" ")[1] == status, size
