@@ -54,7 +54,8 @@ from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
 from app.selection.sentences import split_sentences  # noqa: E402
 from tests.fixtures.app import app_client, make_settings  # noqa: E402
-from tests.fixtures.llm_server import JSON, Chooser, ScriptedLLM  # noqa: E402
+from tests.fixtures.llm_server import JSON, Chooser, ScriptedLLM, passage_lines  # noqa: E402
+from tests.fixtures.llm_server import Passage as PromptPassage  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "pdfs"
 DEFAULT_QA = SHARED / "qa" / "financebench_dev.jsonl"
@@ -118,22 +119,17 @@ def oracle(question: Question) -> Chooser:
     """The scripted server's choice: the prompt's sentences that are evidence, those carrying most
     of the evidence's tokens first (the schema caps how many)."""
 
-    def chooser(chunk_id: str, allowed: list[int], body: JSON) -> list[int]:
-        prompt = body["messages"][-1]["content"]
-        passage = prompt.split(f'<passage chunk_id="{chunk_id}">', 1)[1].split("</passage>", 1)[0]
+    def chooser(passage: PromptPassage, allowed: list[int], body: JSON) -> list[int]:
         ranked = []
-        for line in passage.splitlines():
-            found = re.match(r"\[(\d+)\] (.*)", line)
-            if not found:
-                continue
-            judged = question.judge(found.group(2))
+        for number, text in passage_lines(passage, body):
+            judged = question.judge(text)
             carried = sum(
                 sum((p.counts & judged.counts).values())
                 for p, hit in zip(question.passages, judged.verdict, strict=True)
                 if hit
             )
             if carried:
-                ranked.append((-carried, int(found.group(1))))
+                ranked.append((-carried, number))
         return [i for _, i in sorted(ranked) if i in allowed]
 
     return chooser

@@ -317,9 +317,14 @@ export interface components {
             chunk_id: string;
             /**
              * Citation Id
-             * @description The frontend's own id, echoed back.
+             * @description The frontend's own id, echoed back; also the label of this citation's markers in the answer ([1], [1, 2], [1-3], [1][2], [^1], 【1】, <sup>1</sup>), which tie it to the claims it supports.
              */
             citation_id?: string | null;
+            /**
+             * Marker
+             * @description The literal text that marks this citation in the answer, for a marker convention other than the recognised ones (e.g. "(Source 3)"). Default: the recognised forms around citation_id.
+             */
+            marker?: string | null;
         };
         /** CitationResult */
         CitationResult: {
@@ -327,11 +332,19 @@ export interface components {
             chunk_id: string;
             /** Citation Id */
             citation_id: string | null;
+            /**
+             * Claims
+             * @description The spans of the answer this citation's markers close, in answer order; empty when none of its markers is in the answer (its highlights then support the answer as a whole).
+             */
+            claims?: components["schemas"]["Claim"][];
             /** Document Id */
             document_id: string | null;
             /** Document Title */
             document_title?: string | null;
-            /** Highlights */
+            /**
+             * Highlights
+             * @description In reading order: by page, then by position in the chunk's text.
+             */
             highlights?: components["schemas"]["Highlight"][];
             /**
              * Link
@@ -358,6 +371,28 @@ export interface components {
          * @enum {string}
          */
         CitationStatus: "highlighted" | "no_match" | "fallback";
+        /**
+         * Claim
+         * @description A span of the answer that a citation's marker closes: the sentence or clause before it.
+         *     Offsets are Unicode code points into the request's answer (Python string indices); JavaScript
+         *     strings index UTF-16 code units, hence ``utf16_start`` / ``utf16_end`` (they differ only after
+         *     a character outside the Basic Multilingual Plane, such as an emoji).
+         */
+        Claim: {
+            /** End */
+            end: number;
+            /** Start */
+            start: number;
+            /**
+             * Text
+             * @description answer[start:end]: the claim without its marker.
+             */
+            text: string;
+            /** Utf16 End */
+            utf16_end: number;
+            /** Utf16 Start */
+            utf16_start: number;
+        };
         /** DocumentOut */
         DocumentOut: {
             /** Chunks */
@@ -465,6 +500,22 @@ export interface components {
         };
         /** Highlight */
         Highlight: {
+            /**
+             * Boxes
+             * @description One rectangle per page enclosing the highlight's lines on it, for viewers that draw a single block.
+             */
+            boxes?: components["schemas"]["Rect"][];
+            /**
+             * Claims
+             * @description Indexes into the citation's claims of the claims this sentence was chosen for; empty when the citation has no claims (it supports the answer as a whole). Only in a batch answer: a highlight fetched by id belongs to no one answer.
+             */
+            claims?: number[];
+            /**
+             * Display Text
+             * @description The sentence as a person would quote it: line-break hyphens joined, ligatures spelled out (NFKC), white space collapsed.
+             * @default
+             */
+            display_text: string;
             /** End */
             end: number;
             /**
@@ -486,11 +537,14 @@ export interface components {
              * @description Width of that page as displayed, PDF points.
              */
             page_width: number;
-            /** Rects */
+            /**
+             * Rects
+             * @description One rectangle per line, in reading order.
+             */
             rects: components["schemas"]["Rect"][];
             /**
              * Score
-             * @description Alignment confidence, 0-100.
+             * @description Alignment confidence, 0-100: how closely the PDF's text at the rectangles matches the sentence. It does not measure how strongly the sentence supports the answer.
              */
             score: number;
             /**
@@ -505,7 +559,7 @@ export interface components {
             start: number;
             /**
              * Text
-             * @description The sentence as stored in the chunk.
+             * @description The sentence as stored in the chunk, with the PDF's line-break hyphens and ligatures (start and end index this text).
              */
             text: string;
         };

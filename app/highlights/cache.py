@@ -26,7 +26,7 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 3
+ANSWER_VERSION = 4
 STABLE_REASONS = frozenset(
     {
         None,
@@ -50,7 +50,7 @@ def cache_key(
         "versions": [ANSWER_VERSION, __version__, INDEX_VERSION, _sha(SYSTEM_PROMPT)],
         "query": request.query,
         "answer": request.answer,
-        "citations": [[c.chunk_id, c.citation_id] for c in request.citations],
+        "citations": [[c.chunk_id, c.citation_id, c.marker] for c in request.citations],
         "chunks": {
             cid: [
                 _sha(chunk.text),

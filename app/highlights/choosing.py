@@ -35,11 +35,13 @@ from app.llm.errors import (
     LLMTruncated,
     LLMUnavailable,
 )
-from app.selection.selection import select_batch
+from app.selection.selection import Span, select_claims
 from app.selection.sentences import Sentence
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# Per chunk id, the claims it is cited for (None: the answer as a whole).
+Wanted = dict[str, list[Span]]
 
 
 @dataclass
@@ -104,20 +106,24 @@ class SentenceChooser:
         return self.llm is not None
 
     def lexical(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]]
-    ) -> dict[str, list[int]]:
-        """The lexical choice for every chunk: terms are weighed against the whole batch, so it is
-        made for all chunks at once even when the LLM failed only some of them."""
-        return select_batch(sentences, request.answer, request.query, self.max_per_chunk)
+        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]], wanted: Wanted
+    ) -> dict[str, dict[Span, list[int]]]:
+        """The lexical choice for every chunk and claim: terms are weighed against the whole
+        batch, so it is made for all chunks at once even when the LLM failed only some."""
+        return select_claims(sentences, request.answer, request.query, wanted, self.max_per_chunk)
 
     async def lexical_only(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]], reason: Reason
+        self,
+        request: HighlightBatchRequest,
+        sentences: dict[str, list[Sentence]],
+        wanted: Wanted,
+        reason: Reason,
     ) -> Chosen:
         """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
         the LLM thinks (in a worker thread: stemming and scoring a batch is CPU work)."""
-        lexical = await asyncio.to_thread(self.lexical, request, sentences)
+        lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted)
         per_chunk = {
-            cid: Choice(tuple(lexical[cid]), reason) for cid, sents in sentences.items() if sents
+            cid: Choice.of(lexical[cid], reason) for cid, sents in sentences.items() if sents
         }
         return Chosen(method="lexical", per_chunk=per_chunk)
 
@@ -166,17 +172,22 @@ class SentenceChooser:
             self._slots.release()
 
     async def _ask_llm(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]]
+        self,
+        request: HighlightBatchRequest,
+        sentences: dict[str, list[Sentence]],
+        items: list[tuple[str, Span]],
     ) -> Completion[Selection]:
         assert self.llm is not None
-        ids = [cid for cid, sents in sentences.items() if sents]
-        choices = [ChunkChoice(cid, len(sentences[cid])) for cid in ids]
+        choices = [ChunkChoice(len(sentences[cid])) for cid, _ in items]
         limit = self.max_per_chunk
+        answer = request.answer
+        passages = [
+            PromptChunk(cid, sentences[cid], None if span is None else answer[span[0] : span[1]])
+            for cid, span in items
+        ]
         # Every sentence of the batch, NFKC-normalised: tens of milliseconds for a full batch,
         # not on the loop.
-        user = await asyncio.to_thread(
-            user_prompt, request.query, request.answer, [PromptChunk(c, sentences[c]) for c in ids]
-        )
+        user = await asyncio.to_thread(user_prompt, request.query, answer, passages)
         completion = await self.llm.complete_json(
             system=system_prompt(limit),
             user=user,
@@ -192,10 +203,11 @@ class SentenceChooser:
         self,
         request: HighlightBatchRequest,
         sentences: dict[str, list[Sentence]],
+        wanted: Wanted,
         budget_s: float,
     ) -> Chosen:
         with tracing.span("choose") as span:
-            chosen = await self._choose(request, sentences, budget_s, span)
+            chosen = await self._choose(request, sentences, wanted, budget_s, span)
             span.set_attribute("highlight.method", chosen.method)
             if chosen.tier:
                 span.set_attribute("highlight.llm.tier", chosen.tier)
@@ -205,18 +217,23 @@ class SentenceChooser:
         self,
         request: HighlightBatchRequest,
         sentences: dict[str, list[Sentence]],
+        wanted: Wanted,
         budget_s: float,
         span: tracing.Span,
     ) -> Chosen:
         chosen = Chosen()
         fallback: Reason | None = Reason.llm_disabled if self.llm is None else None
         selection = Selection()
-        if self.llm is not None and any(sentences.values()):
+        # One passage per chunk and claim, in the order the chunks were cited.
+        items = [
+            (cid, claim) for cid, claims in wanted.items() if sentences[cid] for claim in claims
+        ]
+        if self.llm is not None and items:
             started = time.perf_counter()
             try:
                 async with self._slot(min(self.queue_timeout_s, budget_s)):
                     left = budget_s - (time.perf_counter() - started)
-                    completion = await self._bounded(self._ask_llm(request, sentences), left)
+                    completion = await self._bounded(self._ask_llm(request, sentences, items), left)
                 selection, chosen.tier = completion.value, completion.strategy
                 span.set_attribute("gen_ai.usage.input_tokens", completion.prompt_tokens)
                 span.set_attribute("gen_ai.usage.output_tokens", completion.completion_tokens)
@@ -241,17 +258,23 @@ class SentenceChooser:
                 ) + "; sentences were chosen by word overlap."
                 log.warning("LLM call abandoned: %s", exc)
             span.set_attribute("highlight.llm.outcome", fallback.value if fallback else "ok")
-        by_llm = set(selection.by_chunk) if fallback is None else set()
-        lexical: dict[str, list[int]] = {}
+        by_llm: dict[str, dict[Span, list[int]]] = {}
+        if fallback is None:
+            for position, ids in selection.by_position.items():
+                cid, claim = items[position]
+                by_llm.setdefault(cid, {})[claim] = ids
+        # A chunk is the LLM's only when every claim it is cited for was answered.
+        by_llm = {cid: got for cid, got in by_llm.items() if len(got) == len(set(wanted[cid]))}
+        lexical: dict[str, dict[Span, list[int]]] = {}
         if any(sents for cid, sents in sentences.items() if cid not in by_llm):
             # Stemming and scoring a whole batch takes tens of milliseconds: not on the loop.
-            lexical = await asyncio.to_thread(self.lexical, request, sentences)
+            lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted)
         for cid, sents in sentences.items():
             if cid in by_llm:
-                chosen.per_chunk[cid] = Choice(tuple(selection.by_chunk[cid]))
+                chosen.per_chunk[cid] = Choice.of(by_llm[cid])
             elif sents:
-                chosen.per_chunk[cid] = Choice(
-                    tuple(lexical[cid]), fallback or Reason.llm_invalid_output
+                chosen.per_chunk[cid] = Choice.of(
+                    lexical[cid], fallback or Reason.llm_invalid_output
                 )
         if fallback is not None or not chosen.tier:
             chosen.method = "lexical"

@@ -1,6 +1,7 @@
 """One cited chunk on its way through a batch: stored chunk -> sentences -> choice -> location ->
 result. The batch and the stream carry the same records (``Cited``, keyed by chunk id: a chunk
-cited twice is prepared, chosen and placed once, and answered once per citation).
+cited twice is prepared and placed once, chosen once per claim it is cited for, and answered once
+per citation, with the sentences chosen for that citation's own claims).
 
 A record is immutable; each step returns a new one. Giving a record a choice keeps its placement
 when the choice names the same sentences, so the stream's final answer re-places only the chunks
@@ -9,11 +10,13 @@ whose sentences the LLM changed from the provisional lexical choice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from app.highlights.locating import ChunkLocation, LocateJob
 from app.highlights.results import MESSAGES
-from app.highlights.schemas import CitationResult, CitationStatus, Reason
+from app.highlights.schemas import CitationResult, CitationStatus, Claim, Highlight, Reason
+from app.selection.selection import Span
 from app.selection.sentences import Sentence
 
 
@@ -31,10 +34,23 @@ class StoredChunk:
 
 @dataclass(frozen=True)
 class Choice:
-    """What was chosen for one chunk, and why the LLM did not choose it (when it did not)."""
+    """What was chosen for one chunk, per claim it is cited for (None: the answer as a whole),
+    and why the LLM did not choose it (when it did not)."""
 
-    sentence_ids: tuple[int, ...] = ()
+    by_claim: tuple[tuple[Span, tuple[int, ...]], ...] = ()
     reason: Reason | None = None
+
+    @classmethod
+    def of(cls, by_claim: dict[Span, list[int]], reason: Reason | None = None) -> Choice:
+        return cls(tuple((span, tuple(ids)) for span, ids in by_claim.items()), reason)
+
+    @property
+    def sentence_ids(self) -> tuple[int, ...]:
+        """Every sentence chosen for any claim, each once: what is placed."""
+        return tuple(dict.fromkeys(i for _, ids in self.by_claim for i in ids))
+
+    def ids_for(self, span: Span) -> tuple[int, ...]:
+        return next((ids for s, ids in self.by_claim if s == span), ())
 
 
 NOTHING_CHOSEN = Choice()
@@ -67,11 +83,21 @@ class CitedChunk:
     def located(self, location: ChunkLocation) -> CitedChunk:
         return replace(self, location=location)
 
-    def result(self, citation_id: str | None, note: str | None = None) -> CitationResult:
-        """This chunk's answer for one citation of it (without links). ``note`` says more than
-        the choice's reason's standard message (the deadline, a shutdown)."""
+    def result(
+        self,
+        citation_id: str | None,
+        claims: Sequence[tuple[Span, Claim]] = (),
+        note: str | None = None,
+    ) -> CitationResult:
+        """This chunk's answer for one citation of it (without links): the sentences chosen for
+        the citation's own ``claims`` (none: for the answer as a whole), in reading order.
+        ``note`` says more than the choice's reason's standard message (the deadline, a
+        shutdown)."""
         assert self.location is not None, "a chunk is placed before it is answered"
-        chunk, choice, highlights = self.chunk, self.choice, self.location.highlights
+        chunk, choice = self.chunk, self.choice
+        spans: list[Span] = [span for span, _ in claims] or [None]
+        chosen = [set(choice.ids_for(span)) for span in spans]
+        highlights = _for_claims(self.location.highlights, chosen, bool(claims))
         status, reason = CitationStatus.highlighted, choice.reason
         if not highlights:
             status = CitationStatus.no_match
@@ -79,7 +105,7 @@ class CitedChunk:
                 status, reason = CitationStatus.fallback, self.location.error
             elif not self.sentences:
                 reason = Reason.no_sentences
-            elif not choice.sentence_ids:
+            elif not any(chosen):
                 # After an LLM failure the empty choice is the weaker selector's: name the cause.
                 reason = choice.reason or Reason.no_relevant_sentences
             else:
@@ -100,8 +126,20 @@ class CitedChunk:
             page_start=chunk.page_start,
             page_end=chunk.page_end,
             link=None,
+            claims=[claim for _, claim in claims],
             highlights=highlights,
         )
+
+
+def _for_claims(placed: list[Highlight], chosen: list[set[int]], tagged: bool) -> list[Highlight]:
+    """The placed highlights chosen for any of the claims, each tagged with the indexes of its
+    claims (when the citation has claims), in reading order: page, then place in the chunk."""
+    out = []
+    for highlight in placed:
+        mine = [k for k, ids in enumerate(chosen) if highlight.sentence_id in ids]
+        if mine:
+            out.append(highlight.model_copy(update={"claims": mine if tagged else []}))
+    return sorted(out, key=lambda h: (h.page, h.start))
 
 
 Cited = dict[str, CitedChunk]

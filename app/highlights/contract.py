@@ -1,92 +1,79 @@
 """What the model is asked to return, the schema narrowed to one batch, and the checks on the reply.
 
-The model answers with sentence ids, never copied text: it writes a few tokens per chunk, and every
-id it can name under constrained decoding exists (each chunk's ids are an ``enum``).
+The model answers with positions and sentence ids only: ``{"results": [[2, 5], [1], []]}``, one
+list per cited passage in the order the prompt gives them (a passage is a chunk and the claim it
+is cited for). It writes a few tokens per passage: no chunk ids, no field names, no object per
+sentence. Under constrained decoding every id it can name exists: each position's ids are an
+``enum`` of its chunk's sentence numbers, kept in ``$defs`` (one definition per sentence count,
+shared by equal chunks), so two batches with the same shape (sentence counts and limit) send the
+same schema, and a server that caches compiled grammars (vLLM) compiles it once.
+
+Providers that take only OpenAI's strict subset get the tuple as an object with keys ``p1`` ..
+``pN`` (``app.llm.schema.portable``); the reply is read in either form.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from app.llm.errors import LLMInvalidOutput
 from app.llm.schema import JSON
 
-
-class RelevantSentence(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    sentence_id: int
-
-
-class ChunkHighlights(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    chunk_id: str
-    relevant_sentences: list[RelevantSentence]
+_POSITION_KEY = re.compile(r"p([1-9]\d{0,3})")
 
 
 class HighlightBatchResult(BaseModel):
+    """Per passage, in the order given, the ids of its sentences that support its claim."""
+
     model_config = ConfigDict(extra="ignore")
-    results: list[ChunkHighlights]
+    results: list[list[int]]
+
+    @field_validator("results", mode="before")
+    @classmethod
+    def _positions(cls, value: Any) -> Any:
+        # The strict-subset form: {"p1": [...], "p2": [...]} in any key order.
+        if isinstance(value, dict):
+            keyed = {}
+            for key, ids in value.items():
+                found = _POSITION_KEY.fullmatch(str(key))
+                if found is None:
+                    raise ValueError(f"unknown key {str(key)[:20]!r} (expected p1, p2, ...)")
+                keyed[int(found.group(1))] = ids
+            return [keyed.get(n, []) for n in range(1, max(keyed, default=0) + 1)]
+        return value
 
 
 @dataclass(frozen=True)
 class ChunkChoice:
-    """One chunk offered to the model: its id and how many numbered sentences it has."""
+    """One passage offered to the model: how many numbered sentences its chunk has."""
 
-    chunk_id: str
     sentence_count: int
 
 
 @dataclass
 class Selection:
-    """Validated reply: sentence ids per chunk (1-based, deduplicated, in the model's order)."""
+    """Validated reply: sentence ids per passage position (0-based; 1-based ids, deduplicated,
+    in the model's order)."""
 
-    by_chunk: dict[str, list[int]] = field(default_factory=dict)
+    by_position: dict[int, list[int]] = field(default_factory=dict)
     dropped_ids: int = 0
-    missing_chunks: list[str] = field(default_factory=list)  # invalid ones included
-    invalid_chunks: list[str] = field(default_factory=list)  # only unknown ids were named
+    missing: list[int] = field(default_factory=list)  # positions with no answer, invalid ones too
+    invalid: list[int] = field(default_factory=list)  # only unknown ids were named
 
 
-@functools.cache
-def _result_schema() -> JSON:
-    # Once: pydantic generates it anew on every call (about 5% of a batch's CPU under load).
-    # Read only: the parts narrowed_schema changes are deep copies.
-    return HighlightBatchResult.model_json_schema()
-
-
-def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
-    """HighlightBatchResult's schema with one ``$defs`` entry per chunk: its id as a constant and
-    its own sentence ids as an enum, placed by ``prefixItems`` so each chunk appears exactly once.
-    """
-    base = _result_schema()
-    chunk_def = base["$defs"]["ChunkHighlights"]
-    sentence_def = base["$defs"]["RelevantSentence"]
-    defs: JSON = {}
-    prefix: list[JSON] = []
-    for i, choice in enumerate(choices):
-        sentence = copy.deepcopy(sentence_def)
-        sentence["title"] = f"SentenceOfChunk{i}"
-        sentence["properties"]["sentence_id"] = {
-            "type": "integer",
-            "enum": list(range(1, choice.sentence_count + 1)),
-        }
-        sentence["additionalProperties"] = False
-        chunk = copy.deepcopy(chunk_def)
-        chunk["title"] = f"Chunk{i}"
-        chunk["properties"]["chunk_id"] = {"type": "string", "const": choice.chunk_id}
-        chunk["properties"]["relevant_sentences"] = {
-            "type": "array",
-            "items": {"$ref": f"#/$defs/SentenceOfChunk{i}"},
-            "maxItems": max_per_chunk,
-        }
-        chunk["additionalProperties"] = False
-        defs[f"SentenceOfChunk{i}"] = sentence
-        defs[f"Chunk{i}"] = chunk
-        prefix.append({"$ref": f"#/$defs/Chunk{i}"})
+def _schema(counts: tuple[int, ...], max_per_chunk: int) -> JSON:
+    # Built anew per batch (a few dicts: microseconds), so no caller shares another's.
+    defs: JSON = {
+        f"S{n}": {"type": "integer", "enum": list(range(1, n + 1))} for n in sorted(set(counts))
+    }
+    prefix = [
+        {"type": "array", "items": {"$ref": f"#/$defs/S{n}"}, "maxItems": max_per_chunk}
+        for n in counts
+    ]
     return {
         "title": "HighlightBatchResult",
         "type": "object",
@@ -95,8 +82,9 @@ def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
             "results": {
                 "type": "array",
                 "prefixItems": prefix,
-                "minItems": len(choices),
-                "maxItems": len(choices),
+                "items": False,
+                "minItems": len(counts),
+                "maxItems": len(counts),
             }
         },
         "required": ["results"],
@@ -104,9 +92,16 @@ def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
     }
 
 
+def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
+    """HighlightBatchResult's schema for one batch: a tuple of one id list per passage, each
+    position's ids an enum of its chunk's sentence numbers."""
+    return _schema(tuple(c.sentence_count for c in choices), max_per_chunk)
+
+
 def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> Selection:
-    """Check the reply against the model and the batch. Unknown chunk and sentence ids are dropped
-    and counted, duplicates removed; a reply that names none of the batch's chunks is invalid."""
+    """Check the reply against the model and the batch. Unknown sentence ids and positions past
+    the batch are dropped and counted, duplicates removed; a reply that answers no passage is
+    invalid."""
     try:
         parsed = HighlightBatchResult.model_validate(raw)
     except ValidationError as exc:
@@ -115,29 +110,26 @@ def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> 
         raise LLMInvalidOutput(
             f"the reply does not fit HighlightBatchResult: {where}: {first['msg']}"
         ) from exc
-    counts = {c.chunk_id: c.sentence_count for c in choices}
     selection = Selection()
-    named: dict[str, int] = {}
-    for item in parsed.results:
-        if item.chunk_id not in counts:
-            selection.dropped_ids += 1 + len(item.relevant_sentences)
-            continue
-        chosen = selection.by_chunk.setdefault(item.chunk_id, [])
-        named[item.chunk_id] = named.get(item.chunk_id, 0) + len(item.relevant_sentences)
-        for sentence in item.relevant_sentences:
-            valid = 1 <= sentence.sentence_id <= counts[item.chunk_id]
-            if not valid:
+    for extra in parsed.results[len(choices) :]:
+        selection.dropped_ids += len(extra)
+    for position, ids in enumerate(parsed.results[: len(choices)]):
+        count = choices[position].sentence_count
+        chosen: list[int] = []
+        for sentence_id in ids:
+            if not 1 <= sentence_id <= count:
                 selection.dropped_ids += 1
-            elif sentence.sentence_id not in chosen and len(chosen) < max_per_chunk:
-                chosen.append(sentence.sentence_id)
-    # A chunk for which the model named only sentences that do not exist got no answer: that is
-    # not "nothing here supports the answer", and the lexical selector stands in for it.
-    selection.invalid_chunks = [c for c, ids in selection.by_chunk.items() if named[c] and not ids]
-    for chunk_id in selection.invalid_chunks:
-        del selection.by_chunk[chunk_id]
-    selection.missing_chunks = [c.chunk_id for c in choices if c.chunk_id not in selection.by_chunk]
-    if choices and not selection.by_chunk:
-        if selection.invalid_chunks:
+            elif sentence_id not in chosen and len(chosen) < max_per_chunk:
+                chosen.append(sentence_id)
+        # A passage for which the model named only sentences that do not exist got no answer:
+        # that is not "nothing here supports the claim", and the lexical selector stands in.
+        if ids and not chosen:
+            selection.invalid.append(position)
+        else:
+            selection.by_position[position] = chosen
+    selection.missing = [p for p in range(len(choices)) if p not in selection.by_position]
+    if choices and not selection.by_position:
+        if selection.invalid:
             raise LLMInvalidOutput("the reply names only sentence ids that do not exist")
-        raise LLMInvalidOutput("the reply names none of the chunks it was given")
+        raise LLMInvalidOutput("the reply answers none of the passages it was given")
     return selection

@@ -13,7 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
-from app.alignment.geometry import points
+from app.alignment.display import display_text
+from app.alignment.geometry import page_boxes, points
 from app.alignment.index import DocumentIndex, IndexCache, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
@@ -168,6 +169,7 @@ def _highlight(
         highlight_id=highlight_id(job, sentence, rects),
         sentence_id=sentence.index,
         text=sentence.text,
+        display_text=display_text(sentence.text),
         start=sentence.start,
         end=sentence.end,
         page=found.page,
@@ -175,6 +177,7 @@ def _highlight(
         page_height=points(height),
         score=round(found.score, 1),
         rects=rects,
+        boxes=[Rect.model_validate(asdict(b.rounded())) for b in page_boxes(list(found.rects))],
         normalized_rects=normalized,
     )
 

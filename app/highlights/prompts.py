@@ -10,16 +10,19 @@ from app.selection.sentences import Sentence
 
 SYSTEM_PROMPT = """\
 You check which sentences of cited source passages support an answer that was given to a user.
-For every passage, list the ids of the sentences that state facts the answer relies on, most \
-important first, at most {max_per_chunk} per passage. Choose only sentences that support the \
-answer; if no sentence of a passage does, give an empty list for it. Include every passage once, \
-in the order given, with its chunk_id exactly as written."""
+Each passage is cited for a claim of the answer (or for the whole answer). For every passage, \
+list the ids of the sentences that state facts its own claim relies on, most important first, at \
+most {max_per_chunk} per passage; a sentence that only supports another claim does not count. \
+If no sentence of a passage supports its claim, give an empty list for it. Answer with \
+{{"results": [...]}}: one list per passage, in the order of the passages' numbers."""
 
 
 @dataclass(frozen=True)
 class PromptChunk:
     chunk_id: str
     sentences: list[Sentence]
+    # The claim this passage is cited for; None: the answer as a whole.
+    claim: str | None = None
 
 
 def _readable(text: str) -> str:
@@ -34,9 +37,22 @@ def system_prompt(max_per_chunk: int) -> str:
     return SYSTEM_PROMPT.format(max_per_chunk=max_per_chunk)
 
 
+def _quoted(text: str) -> str:
+    return _readable(text).replace('"', "'")
+
+
 def user_prompt(query: str, answer: str, chunks: list[PromptChunk]) -> str:
+    """The passages numbered from 1 in the order the reply answers them. A chunk cited for two
+    claims is two passages; its sentences are written out once, at its first passage."""
     parts = [f"Question:\n{query}\n", f"Answer:\n{answer}\n", "Passages:"]
-    for chunk in chunks:
-        lines = [f"[{s.index}] {_readable(s.text)}" for s in chunk.sentences]
-        parts.append(f'<passage chunk_id="{chunk.chunk_id}">\n' + "\n".join(lines) + "\n</passage>")
+    first: dict[str, int] = {}
+    for n, chunk in enumerate(chunks, 1):
+        cited = "the whole answer" if chunk.claim is None else f'"{_quoted(chunk.claim)}"'
+        head = f'<passage n="{n}" chunk_id="{_quoted(chunk.chunk_id)}">\nCited for: {cited}\n'
+        if chunk.chunk_id in first:
+            body = f"(the sentences of passage {first[chunk.chunk_id]})"
+        else:
+            first[chunk.chunk_id] = n
+            body = "\n".join(f"[{s.index}] {_readable(s.text)}" for s in chunk.sentences)
+        parts.append(f"{head}{body}\n</passage>")
     return "\n".join(parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText
 
@@ -13,6 +13,7 @@ from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText
 MAX_QUERY_CHARS = 4_000
 MAX_ANSWER_CHARS = 20_000
 MAX_CITATIONS = 50
+MARKER_MAX = 64
 
 
 class CitationIn(BaseModel):
@@ -20,8 +21,28 @@ class CitationIn(BaseModel):
 
     chunk_id: StorableText = Field(min_length=1, max_length=CHUNK_ID_MAX)
     citation_id: StorableText | None = Field(
-        default=None, max_length=CITATION_ID_MAX, description="The frontend's own id, echoed back."
+        default=None,
+        max_length=CITATION_ID_MAX,
+        description="The frontend's own id, echoed back; also the label of this citation's "
+        "markers in the answer ([1], [1, 2], [1-3], [1][2], [^1], 【1】, <sup>1</sup>), which "
+        "tie it to the claims it supports.",
     )
+    marker: StorableText | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MARKER_MAX,
+        description="The literal text that marks this citation in the answer, for a marker "
+        'convention other than the recognised ones (e.g. "(Source 3)"). Default: the '
+        "recognised forms around citation_id.",
+    )
+
+    @model_validator(mode="after")
+    def _marker_needs_an_id(self) -> CitationIn:
+        if self.marker is not None and self.citation_id is None:
+            raise ValueError("a citation with a marker needs a citation_id (its claims are its)")
+        if self.marker is not None and not self.marker.strip():
+            raise ValueError("marker is blank; leave it out to use the recognised marker forms")
+        return self
 
 
 class HighlightBatchRequest(BaseModel):
@@ -92,6 +113,19 @@ class NormalizedRect(BaseModel):
     y1: float = Field(ge=0, le=1)
 
 
+class Claim(BaseModel):
+    """A span of the answer that a citation's marker closes: the sentence or clause before it.
+    Offsets are Unicode code points into the request's answer (Python string indices); JavaScript
+    strings index UTF-16 code units, hence ``utf16_start`` / ``utf16_end`` (they differ only after
+    a character outside the Basic Multilingual Plane, such as an emoji)."""
+
+    start: int
+    end: int
+    utf16_start: int
+    utf16_end: int
+    text: str = Field(description="answer[start:end]: the claim without its marker.")
+
+
 class Highlight(BaseModel):
     highlight_id: str = Field(
         description="Stable id: the same document content, chunk and sentence offsets always "
@@ -99,14 +133,37 @@ class Highlight(BaseModel):
         "take it)."
     )
     sentence_id: int = Field(description="1-based number of the sentence in the chunk.")
-    text: str = Field(description="The sentence as stored in the chunk.")
+    text: str = Field(
+        description="The sentence as stored in the chunk, with the PDF's line-break hyphens and "
+        "ligatures (start and end index this text)."
+    )
+    display_text: str = Field(
+        default="",
+        description="The sentence as a person would quote it: line-break hyphens joined, "
+        "ligatures spelled out (NFKC), white space collapsed.",
+    )
     start: int = Field(description="Character offset of the sentence in the chunk text.")
     end: int
     page: int = Field(description="Page the highlight starts on, 1-based.")
     page_width: float = Field(description="Width of that page as displayed, PDF points.")
     page_height: float
-    score: float = Field(description="Alignment confidence, 0-100.")
-    rects: list[Rect]
+    score: float = Field(
+        description="Alignment confidence, 0-100: how closely the PDF's text at the rectangles "
+        "matches the sentence. It does not measure how strongly the sentence supports the "
+        "answer."
+    )
+    claims: list[int] = Field(
+        default_factory=list,
+        description="Indexes into the citation's claims of the claims this sentence was chosen "
+        "for; empty when the citation has no claims (it supports the answer as a whole). Only "
+        "in a batch answer: a highlight fetched by id belongs to no one answer.",
+    )
+    rects: list[Rect] = Field(description="One rectangle per line, in reading order.")
+    boxes: list[Rect] = Field(
+        default_factory=list,
+        description="One rectangle per page enclosing the highlight's lines on it, for viewers "
+        "that draw a single block.",
+    )
     normalized_rects: list[NormalizedRect]
 
 
@@ -127,12 +184,21 @@ class CitationResult(BaseModel):
         description="Plain PDF link at the best page (…/pdf#page=N), absolute when the service "
         "has a public base URL; null only for unknown chunks."
     )
+    claims: list[Claim] = Field(
+        default_factory=list,
+        description="The spans of the answer this citation's markers close, in answer order; "
+        "empty when none of its markers is in the answer (its highlights then support the "
+        "answer as a whole).",
+    )
     viewer_link: str | None = Field(
         default=None,
         description="The reference viewer (GET /viewer) showing this citation's highlights; "
         "null when there are none.",
     )
-    highlights: list[Highlight] = Field(default_factory=list)
+    highlights: list[Highlight] = Field(
+        default_factory=list,
+        description="In reading order: by page, then by position in the chunk's text.",
+    )
 
 
 class HighlightBatchResponse(BaseModel):

@@ -19,7 +19,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
@@ -41,6 +41,7 @@ from app.highlights.cited import (
     StoredChunk,
     sentences_of,
 )
+from app.highlights.claims import CitationClaims, citation_claims, wanted_claims
 from app.highlights.errors import BatchTooLarge
 from app.highlights.locating import locate_chunks, open_index
 from app.highlights.results import batch_status, not_found, with_links
@@ -52,6 +53,7 @@ from app.highlights.schemas import (
 )
 from app.highlights.stored import forget_other_content
 from app.llm.client import StructuredClient
+from app.selection.selection import Span
 from app.selection.sentences import split_sentences
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,9 @@ class Batch:
     # A cached answer whose highlight rows were deleted since (the document's content changed
     # and came back): they are stored again before the answer is sent.
     rows_missing: bool = False
+    # Per citation, the claims its markers close; per stored chunk, the claims it is chosen for.
+    claims: CitationClaims = field(default_factory=list)
+    wanted: dict[str, list[Span]] = field(default_factory=dict)
 
     def budget(self, deadline_s: float) -> float:
         return deadline_s - (time.perf_counter() - self.started)
@@ -201,10 +206,18 @@ class HighlightService:
             cached = None
         # A cached answer needs no sentences; a miss splits its chunks off the loop.
         if cached is not None:
-            cited = {cid: CitedChunk(chunk) for cid, chunk in chunks.items()}
-        else:
-            cited = await asyncio.to_thread(self._split, chunks)
-        return Batch(request, cited, key, cached, started, rows_missing)
+            return Batch(
+                request,
+                {cid: CitedChunk(chunk) for cid, chunk in chunks.items()},
+                key,
+                cached,
+                started,
+                rows_missing,
+            )
+        cited = await asyncio.to_thread(self._split, chunks)
+        claims = citation_claims(request)
+        wanted = wanted_claims(request, claims, cited)
+        return Batch(request, cited, key, None, started, False, claims, wanted)
 
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
@@ -233,12 +246,16 @@ class HighlightService:
         """The LLM's choice within what is left of the batch's deadline, or the lexical
         selector's with the reason."""
         budget = batch.budget(self.limits.batch_deadline_s)
-        return await self.chooser.choose(batch.request, sentences_of(batch.cited), budget)
+        return await self.chooser.choose(
+            batch.request, sentences_of(batch.cited), batch.wanted, budget
+        )
 
     async def choose_lexically(self, batch: Batch, reason: Reason) -> Chosen:
         """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
         the LLM thinks."""
-        return await self.chooser.lexical_only(batch.request, sentences_of(batch.cited), reason)
+        return await self.chooser.lexical_only(
+            batch.request, sentences_of(batch.cited), batch.wanted, reason
+        )
 
     async def compute(
         self, batch: Batch, chosen: Chosen, earlier: Cited | None = None
@@ -257,10 +274,10 @@ class HighlightService:
             for cid, location in located.items():
                 cited[cid] = cited[cid].located(location)
         results = [
-            cited[c.chunk_id].result(c.citation_id, chosen.note)
+            cited[c.chunk_id].result(c.citation_id, claims, chosen.note)
             if c.chunk_id in cited
             else not_found(c.chunk_id, c.citation_id)
-            for c in batch.request.citations
+            for c, claims in zip(batch.request.citations, batch.claims, strict=True)
         ]
         response = HighlightBatchResponse(
             status=batch_status(results),
@@ -281,7 +298,8 @@ class HighlightService:
                 "document_sha256": batch.cited[r.chunk_id].chunk.sha256,
                 "chunk_id": r.chunk_id,
                 "page": h.page,
-                "data": h.model_dump_json(),
+                # The claims are this answer's; a highlight by id belongs to none.
+                "data": h.model_copy(update={"claims": []}).model_dump_json(),
                 "created_at": now,
             }
             for r in response.results

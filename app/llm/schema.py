@@ -73,8 +73,8 @@ def count_enum_values(schema: JSON) -> int:
 def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> JSON:
     """The subset OpenAI's strict mode takes, which every major route behind OpenRouter also
     takes: every object closed with all its properties required, no tuple arrays (a
-    ``prefixItems`` list becomes ``items: {anyOf: [...]}``, so each element is still one of the
-    batch's chunk shapes and the service puts them in order), ``const`` as a one-value ``enum``.
+    ``prefixItems`` tuple becomes an object with keys ``p1`` .. ``pN``, so each position keeps
+    its own shape; whoever reads the reply takes both forms), ``const`` as a one-value ``enum``.
     ``bounds``: keep minItems/maxItems/minimum/maximum. When the integer enums (sentence ids) would
     exceed ``enum_budget``, they become ranges (or plain integers without bounds): a smaller
     schema for this one batch, rather than a refusal that would cost the tier."""
@@ -84,12 +84,12 @@ def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> J
             return [walk(item) for item in node]
         if not isinstance(node, dict):
             return node
+        if "prefixItems" in node:
+            return walk(_keyed_tuple(node))
         dropped = _STRICT_UNSUPPORTED + (() if bounds else _BOUNDS)
         out = {k: walk(v) for k, v in node.items() if k not in dropped}
         if "const" in out:
             out["enum"] = [out.pop("const")]
-        if "prefixItems" in node:
-            out["items"] = {"anyOf": walk(node["prefixItems"])}
         if out.get("type") == "object" and "properties" in out:
             out["additionalProperties"] = False
             out["required"] = list(out["properties"])
@@ -99,6 +99,18 @@ def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> J
     if enum_budget is not None and count_enum_values(shaped) > enum_budget:
         shaped = _integer_enums_as_ranges(shaped, bounds)
     return shaped
+
+
+def _keyed_tuple(node: JSON) -> JSON:
+    """A tuple array as an object: position n (1-based) under key ``pn``. Only the tuple's own
+    positions: extra items are not expressible, and strict mode closes the object anyway."""
+    keyed: JSON = {
+        "type": "object",
+        "properties": {f"p{n}": item for n, item in enumerate(node["prefixItems"], 1)},
+    }
+    if "description" in node:
+        keyed["description"] = node["description"]
+    return keyed
 
 
 def _integer_enums_as_ranges(schema: JSON, bounds: bool) -> JSON:

@@ -54,24 +54,42 @@ CONTEXT_WEIGHT = 0.5
 RELATIVE = 0.5
 # Per chunk, at least this many sentences may be chosen, however short the answer.
 MIN_PER_CHUNK = 2
+# What a term of the answer outside the citation's own claim is worth: context, like the
+# question, never enough to qualify a sentence.
+REST_WEIGHT = 0.25
+# Where a chunk is cited for several claims, a claim takes a sentence it scores at least this
+# share of the best claim's score for it.
+SHARE = 0.8
+
+
+# A claim (start, end) of the answer, or None: the answer as a whole.
+Span = tuple[int, int] | None
 
 
 @dataclass(frozen=True)
 class Query:
     weights: dict[str, float]
-    figures: frozenset[str]  # the answer's claimed figures
+    figures: frozenset[str]  # the claim's (or answer's) claimed figures
+    # Terms that may qualify a sentence (``_supports``): the claim's, the question's and the
+    # operands'. The rest of the answer only helps rank what qualified.
+    primary: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, answer: str, question: str, language: Language | None) -> Query:
-        answer_terms, claimed, _ = read(answer, language)
+    def of(cls, answer: str, question: str, language: Language | None, claim: Span = None) -> Query:
+        said = answer if claim is None else answer[claim[0] : claim[1]]
+        answer_terms, claimed, _ = read(said, language)
         question_weight = QUESTION_WEIGHT if len(answer_terms) >= SHORT_ANSWER else 1.0
         weights = dict.fromkeys(terms(question, language), question_weight)
         # A computed answer ("the quick ratio was 0.54") is supported by the lines it was
         # computed from, which it does not name: they count as the answer's own terms.
-        for line in operand_lines(f"{question}\n{answer}"):
+        for line in operand_lines(f"{question}\n{said}"):
             weights.update(dict.fromkeys(terms(line, language), 1.0))
         weights.update(dict.fromkeys(answer_terms, 1.0))
-        return cls(weights, frozenset(claimed))
+        primary = frozenset(weights)
+        if claim is not None and REST_WEIGHT > 0:
+            rest = terms(f"{answer[: claim[0]]} {answer[claim[1] :]}", language) - primary
+            weights.update(dict.fromkeys(rest, REST_WEIGHT))
+        return cls(weights, frozenset(claimed), primary)
 
 
 @dataclass(frozen=True)
@@ -117,8 +135,9 @@ class Collection:
 
 
 def _supports(candidate: Candidate, query: Query) -> bool:
-    own = candidate.own & query.weights.keys()
-    inherited = (candidate.context - candidate.own) & query.weights.keys()
+    wanted = query.primary or query.weights.keys()
+    own = candidate.own & wanted
+    inherited = (candidate.context - candidate.own) & wanted
     # Under "Online Channel", "Net sales fell 12%" shares "sales" itself and the rest through
     # its heading; a sentence sharing nothing itself, or only a date, is not chosen for its
     # heading alone.
@@ -127,11 +146,20 @@ def _supports(candidate: Candidate, query: Query) -> bool:
 
 
 def _choose(
-    candidates: list[Candidate], query: Query, collection: Collection, limit: int
+    candidates: list[Candidate],
+    query: Query,
+    collection: Collection,
+    limit: int,
+    allowed: set[int] | None = None,
 ) -> list[int]:
-    """Positions of the chosen candidates, best first (see the module docstring)."""
+    """Positions of the chosen candidates, best first (see the module docstring); only those in
+    ``allowed`` when it is given."""
     scored = sorted(
-        ((collection.score(c, query), c) for c in candidates if _supports(c, query)),
+        (
+            (collection.score(c, query), c)
+            for c in candidates
+            if _supports(c, query) and (allowed is None or c.position in allowed)
+        ),
         key=lambda item: (-item[0], item[1].position),
     )
     chosen: list[int] = []
@@ -144,6 +172,28 @@ def _choose(
             chosen.append(candidate.position)
             stated |= figures
     return chosen
+
+
+def _shares(
+    candidates: list[Candidate], queries: Mapping[Span, Query], collection: Collection
+) -> dict[Span, set[int]]:
+    """Where one chunk is cited for several claims, which candidates each claim may take: those
+    it scores nearly as well as the claim that scores them best, or whose figures it states. A
+    sentence on net income is then the net income claim's, not also the revenue claim's."""
+    scores = {
+        span: {c.position: collection.score(c, q) if _supports(c, q) else 0.0 for c in candidates}
+        for span, q in queries.items()
+    }
+    shares: dict[Span, set[int]] = {}
+    for span, query in queries.items():
+        mine = set()
+        for c in candidates:
+            best = max(scores[other][c.position] for other in queries)
+            own = scores[span][c.position]
+            if own > 0 and (own >= SHARE * best or c.figures & query.figures):
+                mine.add(c.position)
+        shares[span] = mine
+    return shares
 
 
 # A running header or footer: a page number before or after a short title ("23 Verizon 2022
@@ -174,22 +224,45 @@ def _read(
     return candidates, [line.terms for line in lines]
 
 
-def select_batch(
-    chunks: Mapping[str, Sequence[Sentence]], answer: str, query: str, limit: int
-) -> dict[str, list[int]]:
-    """Per chunk id, the ids of up to ``limit`` sentences that support the answer, best first;
-    an empty list for a chunk where nothing echoes it. The chunks are the batch's cited ones:
-    together they are the collection terms are weighed against."""
+def select_claims(
+    chunks: Mapping[str, Sequence[Sentence]],
+    answer: str,
+    query: str,
+    wanted: Mapping[str, Sequence[Span]],
+    limit: int,
+) -> dict[str, dict[Span, list[int]]]:
+    """Per chunk id and per claim it is cited for (``wanted``; None: the answer as a whole), the
+    ids of up to ``limit`` sentences that support that claim, best first; an empty list where
+    nothing echoes it. The chunks are the batch's cited ones: together they are the collection
+    terms are weighed against."""
     texts = [answer, query, *(s.text for sentences in chunks.values() for s in sentences)]
     language = language_of(texts)
     read = {cid: _read(sentences, language) for cid, sentences in chunks.items()}
     collection = Collection.of([doc for _, docs in read.values() for doc in docs])
-    wanted = Query.of(answer, query, language)
-    limit = min(limit, max(MIN_PER_CHUNK, len(split_sentences(answer))))
-    return {
-        cid: [chunks[cid][i].index for i in _choose(candidates, wanted, collection, limit)]
-        for cid, (candidates, _) in read.items()
-    }
+    spans = {span for spans in wanted.values() for span in spans}
+    queries = {span: Query.of(answer, query, language, span) for span in spans}
+    answer_size = len(split_sentences(answer))
+    out: dict[str, dict[Span, list[int]]] = {}
+    for cid, (candidates, _) in read.items():
+        mine = {span: queries[span] for span in dict.fromkeys(wanted.get(cid, ()))}
+        claimed: dict[Span, Query] = {span: q for span, q in mine.items() if span is not None}
+        shares = _shares(candidates, claimed, collection) if len(claimed) > 1 else {}
+        out[cid] = {}
+        for span, q in mine.items():
+            said = answer_size if span is None else len(split_sentences(answer[span[0] : span[1]]))
+            cap = min(limit, max(MIN_PER_CHUNK, said))
+            positions = _choose(candidates, q, collection, cap, shares.get(span))
+            out[cid][span] = [chunks[cid][i].index for i in positions]
+    return out
+
+
+def select_batch(
+    chunks: Mapping[str, Sequence[Sentence]], answer: str, query: str, limit: int
+) -> dict[str, list[int]]:
+    """``select_claims`` with every chunk cited for the answer as a whole."""
+    wanted: dict[str, list[Span]] = {cid: [None] for cid in chunks}
+    chosen = select_claims(chunks, answer, query, wanted, limit)
+    return {cid: by_claim[None] for cid, by_claim in chosen.items()}
 
 
 def select_sentences(sentences: list[Sentence], answer: str, query: str, limit: int) -> list[int]:

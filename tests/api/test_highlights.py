@@ -212,10 +212,13 @@ async def test_duplicate_citations_of_one_chunk_each_get_a_result(
 ) -> None:
     settings = llm_settings(database_url, pdf_root, scripted_llm)
     await ingest_sample(settings)
-    data = await post(settings, batch(CHUNK_MAIN, CHUNK_MAIN))
+    # Without markers both citations are for the whole answer: one passage, asked once.
+    unmarked = ANSWER.replace(" [1]", "").replace(" [2]", "")
+    data = await post(settings, batch(CHUNK_MAIN, CHUNK_MAIN, answer=unmarked))
     assert [r["citation_id"] for r in data["results"]] == ["1", "2"]
     schema = scripted_llm.requests[0]["response_format"]["json_schema"]["schema"]
     assert len(schema["properties"]["results"]["prefixItems"]) == 1
+    assert data["results"][0]["highlights"] == data["results"][1]["highlights"]
 
 
 @pytest.mark.parametrize(

@@ -103,11 +103,8 @@ async def test_only_unknown_sentence_ids_is_invalid_output_not_no_relevant_sente
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
     def unknown_ids(body: dict[str, Any]) -> Reply:
-        results = [
-            {"chunk_id": cid, "relevant_sentences": [{"sentence_id": 900}, {"sentence_id": 901}]}
-            for cid in (CHUNK_MAIN, CHUNK_LIGATURES)
-        ]
-        return completion(json.dumps({"results": results}))
+        # One id list per passage, in the prompt's order: only ids no chunk has.
+        return completion(json.dumps({"results": [[900, 901], [900, 901]]}))
 
     scripted_llm.handler = unknown_ids
     settings = settings_for(database_url, pdf_root, scripted_llm)
@@ -126,11 +123,7 @@ async def test_one_chunk_with_only_unknown_ids_falls_back_alone(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
     def half_unknown(body: dict[str, Any]) -> Reply:
-        results = [
-            {"chunk_id": CHUNK_MAIN, "relevant_sentences": [{"sentence_id": 5}]},
-            {"chunk_id": CHUNK_LIGATURES, "relevant_sentences": [{"sentence_id": 77}]},
-        ]
-        return completion(json.dumps({"results": results}))
+        return completion(json.dumps({"results": [[5], [77]]}))
 
     scripted_llm.handler = half_unknown
     settings = settings_for(database_url, pdf_root, scripted_llm)

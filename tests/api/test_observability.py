@@ -389,16 +389,18 @@ async def test_a_batch_cancelled_while_waiting_for_a_slot_does_not_keep_it(
     request = HighlightBatchRequest.model_validate(batch("c1"))
     sentences = {"c1": split_sentences("The programme will cost 12.5 billion. It is paid.")}
     try:
-        holder = asyncio.ensure_future(chooser.choose(request, sentences, 30))
+        holder = asyncio.ensure_future(chooser.choose(request, sentences, {"c1": [None]}, 30))
         await asyncio.sleep(0.1)
-        waiter = asyncio.ensure_future(chooser.choose(request, sentences, 30))
+        waiter = asyncio.ensure_future(chooser.choose(request, sentences, {"c1": [None]}, 30))
         await asyncio.sleep(0.1)
         waiter.cancel()  # a stream's reader left while it waited
         with pytest.raises(asyncio.CancelledError):
             await waiter
         assert (await holder).method == "llm"
         # The slot came back: the next batch gets it without waiting.
-        after = await asyncio.wait_for(chooser.choose(request, sentences, 30), timeout=5)
+        after = await asyncio.wait_for(
+            chooser.choose(request, sentences, {"c1": [None]}, 30), timeout=5
+        )
         assert after.method == "llm"
     finally:
         await llm.close()

@@ -132,7 +132,8 @@ async def test_highlight_ids_are_stable_and_served_until_the_document_changes(
         assert data["document_id"] == SAMPLE_ID
         assert data["pdf_url"] == f"/v2/documents/{SAMPLE_ID}/pdf?sha256={data['pdf_sha256']}"
         assert data["document_title"].startswith("Sample Assembly")
-        assert data["highlight"] == first["results"][0]["highlights"][0]
+        # By id, a highlight is the same for every answer: without the claims of this one.
+        assert data["highlight"] == {**first["results"][0]["highlights"][0], "claims": []}
         assert (await client.get("/v2/highlights/h_" + "0" * 32)).status_code == 404
         # Not the shape of an id: no such route (and GET /v2/highlights/batch stays a 405).
         assert (await client.get("/v2/highlights/not-an-id")).status_code == 404

@@ -14,7 +14,7 @@ from app.llm.errors import LLMInvalidOutput, LLMRejected, LLMTruncated, LLMUnava
 from app.llm.providers import build_profile
 from tests.fixtures.llm_server import Reply, ScriptedLLM, completion, error, tier_of
 
-CHOICES = [ChunkChoice("doc-c0001", 3), ChunkChoice("doc-c0002", 2)]
+CHOICES = [ChunkChoice(3), ChunkChoice(2)]
 UNSUPPORTED_SCHEMA = (
     "The provided JSON schema contains features not supported by xgrammar: uniqueItems"
 )
@@ -60,7 +60,7 @@ async def test_tier1_sends_json_schema_with_defs_and_is_served(scripted_llm: Scr
     client = make_client(scripted_llm)
     result = await ask(client)
     assert result.strategy == "json_schema"
-    assert result.value.by_chunk == {"doc-c0001": [1], "doc-c0002": [1]}
+    assert result.value.by_position == {0: [1], 1: [1]}
     (body,) = scripted_llm.requests
     assert body["_path"] == "/v1/chat/completions"
     fmt = body["response_format"]
@@ -68,11 +68,10 @@ async def test_tier1_sends_json_schema_with_defs_and_is_served(scripted_llm: Scr
     assert fmt["json_schema"]["strict"] is True
     schema = fmt["json_schema"]["schema"]
     assert "$defs" in schema
-    assert schema["$defs"]["Chunk0"]["properties"]["chunk_id"] == {
-        "type": "string",
-        "const": "doc-c0001",
-    }
-    assert schema["$defs"]["SentenceOfChunk1"]["properties"]["sentence_id"]["enum"] == [1, 2]
+    # Positions, not chunk ids: one id list per passage, its ids an enum kept in $defs.
+    results = schema["properties"]["results"]
+    assert [p["items"]["$ref"] for p in results["prefixItems"]] == ["#/$defs/S3", "#/$defs/S2"]
+    assert schema["$defs"]["S2"]["enum"] == [1, 2]
     assert "structured_outputs" not in body
     assert_never_guided_json(scripted_llm)
     await client.close()
@@ -116,21 +115,21 @@ async def test_prompted_tier_strips_think_blocks_and_fences(scripted_llm: Script
     assert "response_format" not in prompted
     assert "structured_outputs" not in prompted
     assert "JSON Schema" in prompted["messages"][0]["content"]
-    assert result.value.by_chunk == {"doc-c0001": [1], "doc-c0002": [1]}
+    assert result.value.by_position == {0: [1], 1: [1]}
     await client.close()
 
 
 async def test_reasoning_content_beside_the_answer_does_not_break_parsing(
     scripted_llm: ScriptedLLM,
 ) -> None:
-    answer = {"results": [{"chunk_id": "doc-c0001", "relevant_sentences": [{"sentence_id": 2}]}]}
+    answer = {"results": [[2]]}
     scripted_llm.handler = lambda body: completion(
         json.dumps(answer), reasoning_content="The second sentence {maybe} supports it."
     )
     client = make_client(scripted_llm)
     result = await ask(client)
-    assert result.value.by_chunk == {"doc-c0001": [2]}
-    assert result.value.missing_chunks == ["doc-c0002"]
+    assert result.value.by_position == {0: [2]}
+    assert result.value.missing == [1]
     await client.close()
 
 

@@ -32,36 +32,49 @@ def test_not_json_is_invalid_output(text: str | None) -> None:
         extract_json(text)
 
 
-CHOICES = [ChunkChoice("c1", 3), ChunkChoice("c2", 2)]
+CHOICES = [ChunkChoice(3), ChunkChoice(2)]
 
 
 def test_validate_reply_drops_unknown_ids_and_duplicates() -> None:
-    raw = {
-        "results": [
-            {"chunk_id": "c1", "relevant_sentences": [{"sentence_id": i} for i in (2, 2, 9, 0, 1)]},
-            {"chunk_id": "ghost", "relevant_sentences": [{"sentence_id": 1}]},
-        ]
-    }
+    raw = {"results": [[2, 2, 9, 0, 1], [], [1]]}
     selection = validate_reply(raw, CHOICES, max_per_chunk=5)
-    assert selection.by_chunk == {"c1": [2, 1]}
-    assert selection.dropped_ids == 4  # 9, 0, and the ghost chunk with its one id
-    assert selection.missing_chunks == ["c2"]
+    assert selection.by_position == {0: [2, 1], 1: []}
+    assert selection.dropped_ids == 3  # 9, 0, and the one id of a position past the batch
+    assert selection.missing == []
+
+
+def test_a_short_reply_leaves_the_rest_missing() -> None:
+    selection = validate_reply({"results": [[3]]}, CHOICES, max_per_chunk=5)
+    assert selection.by_position == {0: [3]}
+    assert selection.missing == [1]
 
 
 def test_validate_reply_caps_per_chunk() -> None:
-    raw = {
-        "results": [
-            {"chunk_id": "c1", "relevant_sentences": [{"sentence_id": i} for i in (3, 1, 2)]}
-        ]
+    assert validate_reply({"results": [[3, 1, 2]]}, CHOICES, max_per_chunk=2).by_position == {
+        0: [3, 1]
     }
-    assert validate_reply(raw, CHOICES, max_per_chunk=2).by_chunk == {"c1": [3, 1]}
+
+
+def test_the_strict_subsets_keyed_form_is_read_in_position_order() -> None:
+    raw = {"results": {"p2": [2], "p1": [3, 1]}}
+    assert validate_reply(raw, CHOICES, max_per_chunk=5).by_position == {0: [3, 1], 1: [2]}
+
+
+def test_a_position_naming_only_unknown_ids_is_invalid_not_empty() -> None:
+    selection = validate_reply({"results": [[1], [7]]}, CHOICES, max_per_chunk=5)
+    assert selection.by_position == {0: [1]}
+    assert selection.invalid == [1]
+    assert selection.missing == [1]
 
 
 @pytest.mark.parametrize(
     "raw",
     [
-        {"results": [{"chunk_id": "ghost", "relevant_sentences": []}]},
-        {"results": [{"chunk_id": "c1"}]},
+        {"results": []},
+        {"results": [[9]]},
+        {"results": [["one"]]},
+        {"results": {"chunk1": [1]}},
+        {"results": [{"chunk_id": "c1", "relevant_sentences": [{"sentence_id": 1}]}]},
         {"answer": "c1"},
         [1, 2],
     ],
@@ -76,25 +89,23 @@ def test_narrowed_schema_is_valid_json_schema_that_accepts_only_the_batch() -> N
     schema = narrowed_schema(CHOICES, 2)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    good = {
-        "results": [
-            {"chunk_id": "c1", "relevant_sentences": [{"sentence_id": 3}]},
-            {"chunk_id": "c2", "relevant_sentences": []},
-        ]
-    }
+    good = {"results": [[3], []]}
     assert validator.is_valid(good)
-    swapped = {"results": list(reversed(good["results"]))}
-    unknown = {
-        "results": [
-            good["results"][0],
-            {"chunk_id": "c2", "relevant_sentences": [{"sentence_id": 3}]},
-        ]
-    }
-    too_many = {
-        "results": [
-            {"chunk_id": "c1", "relevant_sentences": [{"sentence_id": i} for i in (1, 2, 3)]},
-            good["results"][1],
-        ]
-    }
-    for bad in (swapped, unknown, too_many, {"results": good["results"][:1]}):
-        assert not validator.is_valid(bad)
+    for bad in (
+        {"results": [[], [3]]},  # the second chunk has two sentences
+        {"results": [[1, 2, 3], []]},  # more than 2 per chunk
+        {"results": [[1]]},  # a passage left out
+        {"results": [[1], [], []]},  # one too many
+        {"results": [["1"], []]},
+    ):
+        assert not validator.is_valid(bad), bad
+
+
+def test_batches_of_one_shape_send_one_schema() -> None:
+    # The grammar a server compiles is the schema: the same shape must give the same text.
+    import json
+
+    first = narrowed_schema([ChunkChoice(3), ChunkChoice(2), ChunkChoice(3)], 2)
+    again = narrowed_schema([ChunkChoice(3), ChunkChoice(2), ChunkChoice(3)], 2)
+    assert json.dumps(first) == json.dumps(again)
+    assert sorted(first["$defs"]) == ["S2", "S3"]  # one definition per sentence count

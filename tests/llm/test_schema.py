@@ -12,7 +12,7 @@ from app.llm.schema import inline_refs, portable
 
 
 def _choices(n: int, sentences: int) -> list[ChunkChoice]:
-    return [ChunkChoice(f"doc-c{i:04d}", sentences) for i in range(n)]
+    return [ChunkChoice(sentences) for _ in range(n)]
 
 
 def test_transforms_leave_their_input_unchanged() -> None:
@@ -37,10 +37,9 @@ def test_transforms_leave_their_input_unchanged() -> None:
 def test_narrowed_schemas_do_not_share_state() -> None:
     first = narrowed_schema(_choices(2, 3), 2)
     expected = copy.deepcopy(narrowed_schema(_choices(2, 3), 2))
-    first["$defs"]["Chunk0"]["required"].append("spoiled")
-    first["$defs"]["SentenceOfChunk0"]["type"] = "spoiled"
+    first["required"].append("spoiled")
+    first["$defs"]["S3"]["type"] = "spoiled"
+    first["properties"]["results"]["prefixItems"][0]["maxItems"] = 99
     assert narrowed_schema(_choices(2, 3), 2) == expected
     other = narrowed_schema(_choices(1, 7), 1)
-    assert other["$defs"]["SentenceOfChunk0"]["properties"]["sentence_id"]["enum"] == list(
-        range(1, 8)
-    )
+    assert other["$defs"]["S7"]["enum"] == list(range(1, 8))

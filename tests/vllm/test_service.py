@@ -154,12 +154,11 @@ async def test_other_400_is_not_a_downgrade(
 async def test_refused_schema_feature_moves_down_a_tier_and_is_remembered(
     vllm_server: Any, recorder: Recorder
 ) -> None:
-    choices = [ChunkChoice("a-c0001", 4), ChunkChoice("a-c0002", 3)]
+    choices = [ChunkChoice(4), ChunkChoice(3)]
     schema = narrowed_schema(choices, 2)
-    for name, definition in schema["$defs"].items():
-        if name.startswith("Chunk"):
-            # xgrammar refuses uniqueItems: "features not supported by xgrammar".
-            definition["properties"]["relevant_sentences"]["uniqueItems"] = True
+    for position in schema["properties"]["results"]["prefixItems"]:
+        # xgrammar refuses uniqueItems: "features not supported by xgrammar".
+        position["uniqueItems"] = True
     memory = CapabilityMemory()
     client = StructuredClient(
         base_url=vllm_server.base_url,
