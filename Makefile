@@ -42,9 +42,16 @@ fuzz:  ## schemathesis on every operation: SQLite, PostgreSQL, SQLite with auth
 	scripts/schemathesis.sh postgres
 	scripts/schemathesis.sh sqlite auth
 
-vllm:  ## the integration suite against a real vLLM server (CPU, tiny model)
+vllm:  ## the integration suite against a real vLLM server (CPU, tiny model), then the token bench
 	scripts/vllm.sh setup
 	$(PY) -m pytest -m vllm tests/vllm
+	$(MAKE) --no-print-directory vllm-tokens
+
+vllm-tokens:  ## decoded tokens per batch, old vs positional format, on a long-context vLLM (printed)
+	scripts/vllm.sh stop >/dev/null 2>&1 || true
+	HIGHLIGHT_VLLM_MAX_MODEL_LEN=16384 scripts/vllm.sh start 8012 >/dev/null
+	$(PY) bench/llm_tokens.py --base-url "$$(scripts/vllm.sh url)" --sizes 10; \
+	  status=$$?; scripts/vllm.sh stop >/dev/null; exit $$status
 
 bench:  ## the benchmarks' tables (locator, selection) and the two gates below
 	scripts/bench.sh

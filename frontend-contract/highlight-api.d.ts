@@ -362,7 +362,7 @@ export interface components {
             status: components["schemas"]["CitationStatus"];
             /**
              * Viewer Link
-             * @description The reference viewer (GET /viewer) showing this citation's highlights; null when there are none.
+             * @description The reference viewer (GET /viewer) showing this citation's highlights, with its first 3 claims above the page (claim parameters, each cut to 300 characters; display-only, outside the signature); null when there are no highlights.
              */
             viewer_link?: string | null;
         };

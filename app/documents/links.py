@@ -4,11 +4,33 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 from app.core.security import TokenRegistry
+
+# A viewer link shows the claims its citation is cited for (the viewer's "Cited for" block), but
+# the answer is the caller's and may be long, and URLs over a few KB are cut or refused by
+# address bars, proxies (nginx's default limit for a request line is 8 KB), chat apps and link
+# shorteners. So a link carries at most VIEWER_CLAIMS claims, each at most VIEWER_CLAIM_CHARS
+# characters and VIEWER_CLAIM_BYTES bytes once url-encoded (a CJK character takes 9): a longer
+# one is cut and ends with "…". At most about 2.7 KB of claims per link, in any script.
+VIEWER_CLAIMS = 3
+VIEWER_CLAIM_CHARS = 300
+VIEWER_CLAIM_BYTES = 900
+
+
+def viewer_claim(text: str) -> str:
+    """A claim as a viewer link carries it: white space collapsed, cut to VIEWER_CLAIM_CHARS
+    characters and VIEWER_CLAIM_BYTES encoded bytes (the last character "…" when cut)."""
+    text = " ".join(text.split())
+    cut = text[:VIEWER_CLAIM_CHARS]
+    while len(quote_plus(cut)) > VIEWER_CLAIM_BYTES:
+        cut = cut[: len(cut) * 3 // 4]
+    if cut == text:
+        return text
+    return cut[:-1].rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -31,10 +53,18 @@ class PdfLinks:
         expires = math.ceil(self.clock()) + self.ttl_s
         return f"?expires={expires}&signature={self.tokens.link_signature(document_id, expires)}"
 
-    def viewer(self, document_id: str, highlight_ids: list[str]) -> str:
+    def viewer(self, document_id: str, highlight_ids: list[str], claims: Iterable[str] = ()) -> str:
         """The reference viewer with these highlights (signed like the PDF link when auth is on,
-        so it opens in a reader's browser)."""
-        query = [("document_id", document_id), *(("highlight", h) for h in highlight_ids)]
+        so it opens in a reader's browser), showing the first VIEWER_CLAIMS ``claims`` above the
+        page. The claims come after the highlights and before the signature, which covers the
+        document and expiry only (what the link grants): they are display-only text, so they need
+        no signing, and an edited one changes only what the page says."""
+        shown = [c for c in map(viewer_claim, claims) if c][:VIEWER_CLAIMS]
+        query = [
+            ("document_id", document_id),
+            *(("highlight", h) for h in highlight_ids),
+            *(("claim", c) for c in shown),
+        ]
         signed = self.signed_query(document_id)
         extra = f"&{signed[1:]}" if signed else ""
         return f"{self.base_url}/viewer?{urlencode(query)}{extra}"

@@ -78,7 +78,11 @@ def link_of(result: CitationResult, links: PdfLinks) -> str | None:
 def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
     if result.document_id is None or not result.highlights:
         return None
-    return links.viewer(result.document_id, [h.highlight_id for h in result.highlights])
+    return links.viewer(
+        result.document_id,
+        [h.highlight_id for h in result.highlights],
+        [c.text for c in result.claims],
+    )
 
 
 def with_links(response: HighlightBatchResponse, links: PdfLinks) -> HighlightBatchResponse:

@@ -192,8 +192,9 @@ class CitationResult(BaseModel):
     )
     viewer_link: str | None = Field(
         default=None,
-        description="The reference viewer (GET /viewer) showing this citation's highlights; "
-        "null when there are none.",
+        description="The reference viewer (GET /viewer) showing this citation's highlights, "
+        "with its first 3 claims above the page (claim parameters, each cut to 300 characters; "
+        "display-only, outside the signature); null when there are no highlights.",
     )
     highlights: list[Highlight] = Field(
         default_factory=list,

@@ -1,9 +1,11 @@
 /**
- * The reference viewer: GET /viewer?document_id=D&highlight=h_1&highlight=h_2[&expires=…&signature=…]
+ * The reference viewer:
+ * GET /viewer?document_id=D&highlight=h_1&highlight=h_2[&claim=…][&expires=…&signature=…]
  *
- * Loads the PDF with PDF.js, renders pages lazily (canvas + text layer, so the words are real DOM
- * text), fetches each highlight from GET /v2/highlights/{id}, draws every rect with the
- * frontend-contract helpers, scrolls to the first one, and shows failures in the page.
+ * Shows the claims of the answer that the citation supports (`claim` parameters) above the
+ * pages, then loads the PDF with PDF.js, renders pages lazily (canvas + text layer, so the words
+ * are real DOM text), fetches each highlight from GET /v2/highlights/{id}, draws every rect with
+ * the frontend-contract helpers, scrolls to the first one, and shows failures in the page.
  * `window.__viewer` tells a browser test when all that is done.
  */
 import {
@@ -39,6 +41,8 @@ export interface ViewerState {
   /** "ready": the PDF is shown (some highlights may still have failed: see errors). */
   status: "loading" | "ready" | "error";
   documentId: string | null;
+  /** The claims shown above the pages (the URL's `claim` parameters, in order). */
+  claims: string[];
   pageCount: number;
   /** The highlights that loaded, in URL order. */
   highlights: HighlightResponse[];
@@ -58,11 +62,12 @@ declare global {
 }
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
-const ui = { title: $("title"), errors: $("errors"), pages: $("pages") };
+const ui = { title: $("title"), claims: $("claims"), errors: $("errors"), pages: $("pages") };
 const params = new URLSearchParams(location.search);
 const state: ViewerState = {
   status: "loading",
   documentId: params.get("document_id"),
+  claims: params.getAll("claim").filter((c) => c.trim() !== ""),
   pageCount: 0,
   highlights: [],
   errors: [],
@@ -105,6 +110,20 @@ function fail(highlightId: string | null, code: string, message: string): void {
   if (highlightId) item.dataset.highlightId = highlightId;
   ui.errors.querySelector("ul")!.append(item);
   ui.errors.hidden = false;
+}
+
+/**
+ * The claims, one line each. They come from the URL, which anyone can write: text nodes only
+ * (textContent), never markup.
+ */
+function showClaims(claims: string[]): void {
+  const list = ui.claims.querySelector("ul")!;
+  for (const claim of claims) {
+    const item = document.createElement("li");
+    item.textContent = `“${claim}”`;
+    list.append(item);
+  }
+  ui.claims.hidden = claims.length === 0;
 }
 
 async function fetchHighlight(id: string): Promise<HighlightResponse | null> {
@@ -251,6 +270,7 @@ async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
 }
 
 async function main(): Promise<void> {
+  showClaims(state.claims);
   const ids = params.getAll("highlight");
   if (state.documentId === null && ids.length === 0) {
     fail(null, "bad_request", "Nothing to show: the URL names no document_id and no highlight.");

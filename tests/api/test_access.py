@@ -7,6 +7,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 
@@ -119,6 +120,75 @@ def test_expired_link_signatures_are_refused() -> None:
     assert not tokens.link_is_valid("other", expires, signature, clock=lambda: 0.0)
     # Without tokens there is nothing to sign: a plain link.
     assert PdfLinks().pdf("doc", 2) == "/v2/documents/doc/pdf#page=2"
+
+
+def test_viewer_links_carry_claims_encoded_capped_and_before_the_signature() -> None:
+    from urllib.parse import parse_qsl, quote_plus
+
+    from pydantic import SecretStr
+
+    from app.core.security import TokenRegistry
+    from app.documents.links import VIEWER_CLAIM_BYTES, VIEWER_CLAIM_CHARS, VIEWER_CLAIMS, PdfLinks
+
+    tokens = TokenRegistry([SecretStr(READ)], [])
+    links = PdfLinks(tokens=tokens, ttl_s=3600, clock=lambda: 1_000_000.0)
+    hostile = 'Costs rose 5% & fell #2 <img src=x onerror="alert(1)">'
+    claims = [hostile, "  ", "y" * 5000, "a  claim\n over   lines", "a fourth claim"]
+    link = links.viewer("doc", ["h_1", "h_2"], claims)
+    path, query = link.split("?", 1)
+    assert path == "/viewer"
+    # Every claim character is url-encoded: none can end the parameter, the query or the URL.
+    assert not re.search(r"[\s<>\"#]|&(?!(highlight|claim|expires|signature)=)", query), query
+    pairs = parse_qsl(query)
+    keys = ["document_id", "highlight", "highlight", "claim", "claim", "claim", "expires"]
+    assert [k for k, _ in pairs] == [*keys, "signature"]
+    shown = [v for k, v in pairs if k == "claim"]
+    # Blank claims are left out; at most VIEWER_CLAIMS, each cut to VIEWER_CLAIM_CHARS with "…".
+    assert len(shown) == VIEWER_CLAIMS == 3
+    assert shown == [hostile, "y" * (VIEWER_CLAIM_CHARS - 1) + "…", "a claim over lines"]
+    assert len(link) < 1000
+    # The signature is the one of the same link without claims, and still valid: they are
+    # display-only and not signed.
+    plain = links.viewer("doc", ["h_1", "h_2"])
+    assert link.endswith(plain[plain.index("&expires=") :])
+    fields = dict(pairs)
+    assert tokens.link_is_valid(
+        "doc", int(fields["expires"]), fields["signature"], clock=lambda: 0.0
+    )
+    # Without auth: no signature, the claims end the link; without claims the link is as before.
+    assert PdfLinks().viewer("doc", ["h_1"], ["It costs 5%."]) == (
+        "/viewer?document_id=doc&highlight=h_1&claim=It+costs+5%25."
+    )
+    assert PdfLinks().viewer("doc", ["h_1"]) == "/viewer?document_id=doc&highlight=h_1"
+    # Bytes bound a claim too: 300 CJK characters would be 2.7 KB encoded.
+    (chinese,) = [v for k, v in parse_qsl(PdfLinks().viewer("d", [], ["資" * 400])) if k == "claim"]
+    assert chinese.endswith("…")
+    assert len(quote_plus(chinese)) <= VIEWER_CLAIM_BYTES
+
+
+async def test_signed_viewer_links_with_claims_still_open(auth_settings: Any) -> None:
+    """The batch's answer has markers, so its viewer link carries the citation's claim: the page
+    and the highlight open with the link's whole query (claims included) and no token, even with
+    a claim edited, and not without the signature."""
+    await ingest_sample(auth_settings)
+    async with app_client(auth_settings) as client:
+        data = (
+            await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ))
+        ).json()
+        (result,) = data["results"]
+        viewer = result["viewer_link"]
+        (claim,) = result["claims"]
+        assert f"&claim={quote_plus(claim['text'])}&expires=" in viewer, viewer
+        query = viewer.split("?", 1)[1]
+        assert re.search(r"&expires=\d+&signature=[\w-]+$", query), viewer
+        assert (await client.get(viewer)).status_code == 200
+        highlight_id = result["highlights"][0]["highlight_id"]
+        stored = await client.get(f"/v2/highlights/{highlight_id}?{query}")
+        assert stored.status_code == 200, stored.text
+        edited = re.sub(r"claim=[^&]*", "claim=Something+else", query)
+        assert (await client.get(f"/v2/highlights/{highlight_id}?{edited}")).status_code == 200
+        unsigned = query.split("&expires=")[0]
+        assert (await client.get(f"/v2/highlights/{highlight_id}?{unsigned}")).status_code == 401
 
 
 async def test_cors_allows_the_configured_origin_only(database_url: str, pdf_root: Path) -> None:

@@ -5,7 +5,9 @@ viewer link, and the test checks, page by page:
 - the highlight colour on the rendered page covers the returned rectangles and nothing else
   (the pixels of a screenshot, not the DOM's idea of them);
 - the words PDF.js renders under the rectangles (its text layer, character by character) are the
-  highlighted sentence.
+  highlighted sentence;
+- the claims the citation supports (the link's claim parameters) are shown above the first page,
+  as text, and nothing is shown for a citation without claims.
 
 Screenshots are kept under bench/results/viewer/ (CI keeps them as artefacts).
 """
@@ -19,12 +21,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pymupdf
 import pytest
 from rapidfuzz.distance import Levenshtein
 
+from app.documents.links import VIEWER_CLAIMS, viewer_claim
+from tests.api.helpers import CHUNK_MAIN
 from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf, write_text_pdf
@@ -76,12 +81,35 @@ MEASURE = """async () => {
 }"""
 
 
+# The claims block and the first page, in document coordinates (read at the top of the page).
+CLAIMS = """() => {
+  const block = document.getElementById("claims");
+  const first = document.querySelector('.page[data-page-number="1"]');
+  const canvas = first && first.querySelector("canvas");
+  const box = (el) => {
+    const b = el.getBoundingClientRect();
+    const x = window.scrollX, y = window.scrollY;
+    return {x0: b.left + x, y0: b.top + y, x1: b.right + x, y1: b.bottom + y};
+  };
+  return {
+    hidden: block.hidden,
+    visible: block.checkVisibility(),
+    lines: [...block.querySelectorAll("li")].map((li) => li.textContent),
+    markup: block.querySelectorAll("li *").length,
+    state: window.__viewer.state.claims,
+    block: box(block),
+    canvas: canvas && box(canvas),
+  };
+}"""
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
     document_id: str
     page: int | None  # the page the cited chunk starts on (None: any)
     answer: str | None  # None: the chunk's second sentence
+    chunk_id: str | None = None  # the chunk to cite (None: the longest that has the answer)
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -111,7 +139,9 @@ def _citation(service: LiveService, case: Case) -> dict[str, Any]:
         f"{service.url}/v2/documents/{case.document_id}", params={"include_text": True}
     ).json()
     chunks = [c for c in document["chunks"] if case.page is None or c["page_start"] == case.page]
-    if case.answer is not None:
+    if case.chunk_id is not None:
+        chunks = [c for c in chunks if c["id"] == case.chunk_id]
+    elif case.answer is not None:
         chunks = [c for c in chunks if case.answer.split()[2] in c["text"]]
     chunk = max(chunks, key=lambda c: len(c["text"]))
     answer = case.answer
@@ -169,6 +199,7 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
         assert got["status"] == "ready", got
         assert got["errors"] == [], got["errors"]
         assert errors == []
+        _check_claims(page, case, result)
         expected = {h["highlight_id"]: h for h in result["highlights"]}
         drawn = got["rects"]
         assert {r["id"] for r in drawn} == set(expected)
@@ -225,6 +256,30 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
             assert iou > 0.85, (case.name, number, union, yellow)
     finally:
         page.close()
+
+
+def _check_claims(page: Any, case: Case, result: dict[str, Any]) -> None:
+    """The citation's claims, as its link carries them, are shown above the first page's canvas
+    (the page at the top); a citation without claims shows no block."""
+    want = [viewer_claim(c["text"]) for c in result["claims"]][:VIEWER_CLAIMS]
+    shown = page.evaluate(CLAIMS)
+    assert shown["state"] == want, shown
+    if not want:
+        assert shown["hidden"], shown
+        assert not shown["visible"], shown
+        assert shown["lines"] == [], shown
+        return
+    assert not shown["hidden"], shown
+    assert shown["visible"], shown
+    assert shown["lines"] == [f"“{c}”" for c in want]
+    assert shown["markup"] == 0
+    assert shown["canvas"] is not None, "the first page is not rendered"
+    block, canvas = shown["block"], shown["canvas"]
+    assert block["y1"] <= canvas["y0"], shown
+    # Over the page's columns, not off to a side.
+    assert block["x0"] < canvas["x1"], shown
+    assert canvas["x0"] < block["x1"], shown
+    page.screenshot(path=str(SCREENSHOTS / f"{case.name}-claims.png"))
 
 
 GENERATED = [
@@ -299,3 +354,58 @@ def test_viewer_draws_nothing_on_a_pdf_replaced_since(
     assert got["rects"] == []
     assert {e["code"] for e in got["errors"]} == {"pdf_changed"}, got["errors"]
     assert "re-ingest" in shown
+
+
+CLAIMED = Case(
+    "claim-above-page",
+    "sample",
+    None,
+    "The programme will cost 12.5 billion shillings over three years [1].",
+    chunk_id=CHUNK_MAIN,
+)
+
+
+def test_viewer_shows_the_claim_above_the_page(browser: Any, service: LiveService) -> None:
+    """Issue 16: the answer's marker closes a claim; the citation's viewer link carries it and
+    the viewer shows it above the page, with the highlight drawn as before."""
+    result = _citation(service, CLAIMED)
+    claims = [c["text"] for c in result["claims"]]
+    assert claims == ["The programme will cost 12.5 billion shillings over three years"], claims
+    assert "&claim=" in result["viewer_link"]
+    _check(browser, service, CLAIMED, result)
+
+
+def test_viewer_shows_claims_as_text_never_as_markup(browser: Any, service: LiveService) -> None:
+    """A viewer URL is anyone's to write: a claim that is HTML is shown as its characters, and
+    makes no element, no request and runs nothing. A URL without claims shows no block."""
+    hostile = '<img src=x onerror="window.__xss = 1"><b>bold</b>'
+    page = browser.new_page()
+    errors: list[str] = []
+    requested: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requested.append(r.url))
+    try:
+        page.goto(f"{service.url}/viewer?document_id=sample")
+        assert page.evaluate(MEASURE)["status"] == "ready"
+        assert page.evaluate(CLAIMS)["hidden"]
+        query = urlencode([("document_id", "sample"), ("claim", hostile), ("claim", "Second.")])
+        page.goto(f"{service.url}/viewer?{query}")
+        got = page.evaluate(MEASURE)
+        # Without highlights `ready` does not wait for the first page's canvas.
+        page.wait_for_selector('.page[data-page-number="1"][data-rendered="true"]')
+        shown = page.evaluate(CLAIMS)
+        xss = page.evaluate("window.__xss")
+        images = page.evaluate("document.querySelectorAll('img').length")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "claims-as-text.png"))
+    finally:
+        page.close()
+    assert got["status"] == "ready", got
+    assert got["errors"] == [], got
+    assert shown["lines"] == [f"“{hostile}”", "“Second.”"], shown
+    assert shown["markup"] == 0
+    assert images == 0
+    assert xss is None
+    assert not [u for u in requested if u.rstrip("/").endswith("/x")], requested
+    assert errors == []
+    assert shown["block"]["y1"] <= shown["canvas"]["y0"], shown
