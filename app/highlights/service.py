@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,12 +25,13 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.alignment.index import IndexCache
-from app.core import metrics, tracing
+from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents.links import PdfLinks
 from app.documents.storage import PdfStorage
 from app.highlights import repository
+from app.highlights.batch_log import log_batch
 from app.highlights.cache import cache_key, cacheable, etag
 from app.highlights.choosing import Chosen, SentenceChooser
 from app.highlights.cited import (
@@ -46,7 +46,6 @@ from app.highlights.errors import BatchTooLarge
 from app.highlights.locating import locate_chunks, open_index
 from app.highlights.results import batch_status, not_found, with_links
 from app.highlights.schemas import (
-    CitationStatus,
     HighlightBatchRequest,
     HighlightBatchResponse,
     Reason,
@@ -389,36 +388,7 @@ class HighlightService:
 
     def log_batch(self, batch: Batch, response: HighlightBatchResponse) -> None:
         """A batch's one log line and its metrics, for its final answer (batch or stream)."""
-        results = response.results
-        cache = "hit" if batch.cached is not None else "miss"
-        statuses = Counter(r.status.value for r in results)
-        reasons = Counter(r.reason.value for r in results if r.reason)
-        metrics.BATCHES.labels(response.method, cache).inc()
-        for (status, reason), count in Counter(
-            (r.status.value, r.reason.value if r.reason else "none") for r in results
-        ).items():
-            metrics.CITATIONS.labels(status, reason).inc(count)
-        ms = (time.perf_counter() - batch.started) * 1000
-        log.info(
-            "batch: %d citations, %d highlighted, method %s, tier %s, reasons %s, cache %s, "
-            "%.0f ms",
-            len(results),
-            statuses[CitationStatus.highlighted.value],
-            response.method,
-            response.llm_tier,
-            sorted(reasons),
-            cache,
-            ms,
-            extra={
-                "citations": len(results),
-                "method": response.method,
-                "tier": response.llm_tier,
-                "cache": cache,
-                "statuses": dict(statuses),
-                "reasons": dict(reasons),
-                "duration_ms": round(ms, 1),
-            },
-        )
+        log_batch(response, cached=batch.cached is not None, started=batch.started)
 
     @staticmethod
     def _now() -> datetime:
