@@ -13,8 +13,9 @@ Answers with several markers are built from the FinanceBench questions of ``../s
 
 Each request is sent twice, in the same run: claim-aware (as built) and claim-blind (the markers
 taken out of the answer, so every citation supports the whole answer, as before claims existed).
-Rows: the lexical selector, and the LLM path against the scripted server answering with each
-passage's own evidence (oracle replay: an upper bound of the pipeline, not a model).
+Rows: the lexical selector, the LLM path against the scripted server answering with each
+passage's own evidence (oracle replay: an upper bound of the pipeline, not a model), and a real
+model when HIGHLIGHT_LLM_PROVIDER, _BASE_URL, _MODEL (and _API_KEY) are set.
 
 Per citation, a highlight is *own* when it is evidence (``selection_metrics.is_evidence``) for a
 passage of the citation's own claim, and *leaked* when it is evidence only for another claim's.
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from selection_eval import SHARED, Case, ingest, make_case  # noqa: E402
+from selection_eval import SHARED, Case, ingest, make_case, model_settings  # noqa: E402
 from selection_metrics import ChunkText, Passage, is_evidence, tokens  # noqa: E402
 
 from app.selection.claims import claims_by_citation  # noqa: E402
@@ -280,6 +281,13 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         rows_out["LLM oracle replay, claim-blind"] = (await run(scripted, claims, False)).summary()
     finally:
         server.stop()
+    real = model_settings(base)
+    if real is not None:
+        name = f"LLM {real.llm_provider} {real.llm_model}"
+        rows_out[f"{name}, claim-aware"] = (await run(real, claims, True)).summary()
+        rows_out[f"{name}, claim-blind"] = (await run(real, claims, False)).summary()
+    else:
+        print("no real model: set HIGHLIGHT_LLM_PROVIDER, _BASE_URL, _MODEL (and _API_KEY)")
     return {"answers": len(claims), "kinds": kinds, "rows": rows_out}
 
 

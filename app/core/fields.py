@@ -36,3 +36,7 @@ def _storable(value: str) -> str:
 StorableText = Annotated[
     str, AfterValidator(_storable), Field(json_schema_extra={"pattern": NO_NUL_PATTERN})
 ]
+# Storable text with something visible in it (a marker to look for in an answer): one pattern, so
+# the published schema and the service refuse the same strings.
+NON_BLANK_PATTERN = r"^[^\x00]*[^\x00\s][^\x00]*$"
+VisibleText = Annotated[str, Field(pattern=NON_BLANK_PATTERN), AfterValidator(_storable)]

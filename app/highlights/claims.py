@@ -20,14 +20,27 @@ def _utf16(text: str, upto: int) -> int:
     return upto + sum(1 for ch in text[:upto] if ord(ch) > 0xFFFF)
 
 
+def _label(index: int, citation_id: str | None, marker: str | None) -> str | None:
+    """What a citation's markers are looked up by: its id, or for a citation with only a literal
+    marker a key no marker text can name."""
+    if citation_id is not None:
+        return citation_id
+    return f"\x00{index}" if marker else None
+
+
 def citation_claims(request: HighlightBatchRequest) -> CitationClaims:
     answer = request.answer
-    ids = [c.citation_id for c in request.citations if c.citation_id is not None]
-    explicit = {c.citation_id: c.marker for c in request.citations if c.citation_id and c.marker}
-    found = claims_by_citation(answer, ids, explicit) if ids else {}
+    labels = [_label(i, c.citation_id, c.marker) for i, c in enumerate(request.citations)]
+    explicit = {
+        label: c.marker
+        for label, c in zip(labels, request.citations, strict=True)
+        if label is not None and c.marker
+    }
+    known = [label for label in labels if label is not None]
+    found = claims_by_citation(answer, known, explicit) if known else {}
     out: CitationClaims = []
-    for citation in request.citations:
-        claims = found.get(citation.citation_id, []) if citation.citation_id is not None else []
+    for label in labels:
+        claims = found.get(label, []) if label is not None else []
         out.append(
             [
                 (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText
+from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText, VisibleText
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -27,22 +27,13 @@ class CitationIn(BaseModel):
         "markers in the answer ([1], [1, 2], [1-3], [1][2], [^1], 【1】, <sup>1</sup>), which "
         "tie it to the claims it supports.",
     )
-    marker: StorableText | None = Field(
+    marker: VisibleText | None = Field(
         default=None,
-        min_length=1,
         max_length=MARKER_MAX,
         description="The literal text that marks this citation in the answer, for a marker "
         'convention other than the recognised ones (e.g. "(Source 3)"). Default: the '
         "recognised forms around citation_id.",
     )
-
-    @model_validator(mode="after")
-    def _marker_needs_an_id(self) -> CitationIn:
-        if self.marker is not None and self.citation_id is None:
-            raise ValueError("a citation with a marker needs a citation_id (its claims are its)")
-        if self.marker is not None and not self.marker.strip():
-            raise ValueError("marker is blank; leave it out to use the recognised marker forms")
-        return self
 
 
 class HighlightBatchRequest(BaseModel):

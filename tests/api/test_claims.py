@@ -219,14 +219,29 @@ async def test_the_stream_and_the_cache_carry_the_claims(database_url: str, pdf_
     assert again.json()["results"] == batch["results"]
 
 
-async def test_a_marker_needs_a_citation_id(database_url: str, pdf_root: Path) -> None:
+async def test_a_marker_without_a_citation_id_still_finds_its_claim(
+    database_url: str, pdf_root: Path
+) -> None:
     settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
     request = {
         "query": QUERY,
-        "answer": TWO_CLAIMS,
-        "citations": [{"chunk_id": CHUNK_MAIN, "marker": "(Source A)"}],
+        "answer": f"{COST} (A). {BIDS} (B).",
+        "citations": [
+            {"chunk_id": CHUNK_MAIN, "marker": "(A)"},
+            {"chunk_id": CHUNK_MAIN, "marker": "(B)"},
+        ],
     }
+    first, second = (await post(settings, request))["results"]
+    assert [c["text"] for c in first["claims"]] == [COST]
+    assert [c["text"] for c in second["claims"]] == [BIDS]
+    assert first["citation_id"] is None
+
+
+async def test_a_blank_marker_is_refused(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root)
+    request = body(TWO_CLAIMS, (CHUNK_MAIN, "1"), marker="   ")
     async with app_client(settings) as client:
         response = await client.post("/v2/highlights/batch", json=request)
     assert response.status_code == 422
-    assert "needs a citation_id" in response.text
+    assert "marker" in response.text
