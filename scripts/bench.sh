@@ -30,6 +30,9 @@ else
   echo "../shared/pdfs/qa is absent: selection benchmark skipped"
 fi
 
+echo "=== claims: answers full of markers (what one request can cost)"
+$PY bench/claim_storm.py
+
 echo "=== index cache: build vs data-only blob (zlib) vs the old pickle, per PDF"
 $PY bench/index_cache_bench.py --repeat 3
 

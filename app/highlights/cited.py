@@ -65,7 +65,10 @@ class CitedChunk:
     location: ChunkLocation | None = field(default=None, compare=False)
 
     def chose(self, choice: Choice) -> CitedChunk:
-        same = self.location is not None and choice.sentence_ids == self.choice.sentence_ids
+        # The same sentences in another order (the LLM's after the lexical choice) are placed.
+        same = self.location is not None and set(choice.sentence_ids) == set(
+            self.choice.sentence_ids
+        )
         return replace(self, choice=choice, location=self.location if same else None)
 
     def job(self) -> LocateJob:

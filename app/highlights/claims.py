@@ -5,6 +5,7 @@ cited chunk, the claims it is to be chosen for."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from itertools import accumulate
 
 from app.highlights.schemas import Claim, HighlightBatchRequest
 from app.selection.claims import claims_by_citation
@@ -15,9 +16,19 @@ from app.selection.selection import Span
 CitationClaims = list[list[tuple[Span, Claim]]]
 
 
-def _utf16(text: str, upto: int) -> int:
-    """The UTF-16 offset of code point ``upto``: one more unit per astral character before it."""
-    return upto + sum(1 for ch in text[:upto] if ord(ch) > 0xFFFF)
+# Bounds on what one request can ask for: every claim is a passage for the LLM and a query for
+# the lexical selector. A citation keeps its first MAX_CLAIMS_PER_CITATION claims; once the batch
+# has MAX_PASSAGES (chunk, claim) pairs, later citations support the answer as a whole.
+MAX_CLAIMS_PER_CITATION = 10
+MAX_PASSAGES = 100
+
+
+def _utf16_offsets(text: str) -> list[int] | None:
+    """Per code point offset, the UTF-16 offset (an astral character takes two units); None when
+    the two are the same everywhere (no astral character)."""
+    if text.isascii() or max(map(ord, text)) <= 0xFFFF:
+        return None
+    return [0, *accumulate(2 if ord(ch) > 0xFFFF else 1 for ch in text)]
 
 
 def _label(index: int, citation_id: str | None, marker: str | None) -> str | None:
@@ -29,6 +40,8 @@ def _label(index: int, citation_id: str | None, marker: str | None) -> str | Non
 
 
 def citation_claims(request: HighlightBatchRequest) -> CitationClaims:
+    """Per citation of the request, its claims (bounded, see MAX_CLAIMS_PER_CITATION). Linear in
+    the answer and the markers; CPU work for a worker thread."""
     answer = request.answer
     labels = [_label(i, c.citation_id, c.marker) for i, c in enumerate(request.citations)]
     explicit = {
@@ -37,10 +50,18 @@ def citation_claims(request: HighlightBatchRequest) -> CitationClaims:
         if label is not None and c.marker
     }
     known = [label for label in labels if label is not None]
-    found = claims_by_citation(answer, known, explicit) if known else {}
+    found = (
+        claims_by_citation(answer, known, explicit, limit=MAX_CLAIMS_PER_CITATION) if known else {}
+    )
+    units = _utf16_offsets(answer)
+    pairs: set[tuple[str, Span]] = set()
     out: CitationClaims = []
-    for label in labels:
+    for label, citation in zip(labels, request.citations, strict=True):
         claims = found.get(label, []) if label is not None else []
+        mine = {(citation.chunk_id, (c.start, c.end)) for c in claims}
+        if len(pairs | mine) > MAX_PASSAGES:
+            claims = []  # this citation supports the whole answer
+        pairs |= mine if claims else {(citation.chunk_id, None)}
         out.append(
             [
                 (
@@ -48,8 +69,8 @@ def citation_claims(request: HighlightBatchRequest) -> CitationClaims:
                     Claim(
                         start=c.start,
                         end=c.end,
-                        utf16_start=_utf16(answer, c.start),
-                        utf16_end=_utf16(answer, c.end),
+                        utf16_start=units[c.start] if units else c.start,
+                        utf16_end=units[c.end] if units else c.end,
                         text=c.text,
                     ),
                 )

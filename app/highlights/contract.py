@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError, field_validator
 
 from app.llm.errors import LLMInvalidOutput
 from app.llm.schema import JSON
@@ -30,7 +30,8 @@ class HighlightBatchResult(BaseModel):
     """Per passage, in the order given, the ids of its sentences that support its claim."""
 
     model_config = ConfigDict(extra="ignore")
-    results: list[list[int]]
+    # StrictInt: JSON's true is no sentence id. None: a position the keyed form left out.
+    results: list[list[StrictInt] | None]
 
     @field_validator("results", mode="before")
     @classmethod
@@ -43,7 +44,7 @@ class HighlightBatchResult(BaseModel):
                 if found is None:
                     raise ValueError(f"unknown key {str(key)[:20]!r} (expected p1, p2, ...)")
                 keyed[int(found.group(1))] = ids
-            return [keyed.get(n, []) for n in range(1, max(keyed, default=0) + 1)]
+            return [keyed.get(n) for n in range(1, max(keyed, default=0) + 1)]
         return value
 
 
@@ -112,8 +113,10 @@ def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> 
         ) from exc
     selection = Selection()
     for extra in parsed.results[len(choices) :]:
-        selection.dropped_ids += len(extra)
+        selection.dropped_ids += len(extra or ())
     for position, ids in enumerate(parsed.results[: len(choices)]):
+        if ids is None:
+            continue  # not answered: missing, not "nothing supports it"
         count = choices[position].sentence_count
         chosen: list[int] = []
         for sentence_id in ids:

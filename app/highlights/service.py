@@ -213,8 +213,11 @@ class HighlightService:
                 started,
                 rows_missing,
             )
-        cited = await asyncio.to_thread(self._split, chunks)
-        claims = citation_claims(request)
+        # Splitting chunks and finding claims is CPU work (a 20,000-character answer, thousands
+        # of markers): off the loop.
+        cited, claims = await asyncio.to_thread(
+            lambda: (self._split(chunks), citation_claims(request))
+        )
         wanted = wanted_claims(request, claims, cited)
         return Batch(request, cited, key, None, started, False, claims, wanted)
 

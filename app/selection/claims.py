@@ -81,23 +81,38 @@ def find_markers(
         # "[1, 2]" where only "1" is cited still marks 1; "[see p. 4]" marks nothing.
         if labels:
             found.append(Marker(match.start(), match.end(), tuple(dict.fromkeys(labels))))
-    # A frontend that sends the whole marker as the citation id ("[1]") means that text.
-    literals = {cid: cid for cid in known if _FORMS.fullmatch(cid)}
-    literals.update(explicit or {})
+    # A frontend that sends the whole marker as the citation id ("[1]") means that text. One
+    # literal may mark several citations (two chunks behind one "(Source A)").
+    literals: dict[str, list[str]] = {}
+    for cid in sorted(known):
+        if _FORMS.fullmatch(cid):
+            literals.setdefault(cid, []).append(cid)
+    for cid, literal in (explicit or {}).items():
+        if literal and cid in known and cid not in literals.get(literal, []):
+            literals.setdefault(literal, []).append(cid)
     taken = bytearray(len(answer))  # 1 where a marker found so far stands
     for marker in found:
         taken[marker.start : marker.end] = b"\x01" * (marker.end - marker.start)
-    for citation_id, literal in literals.items():
-        if not literal or citation_id not in known:
-            continue
+    for literal, labels in literals.items():
         at = answer.find(literal)
         while at != -1:
             end = at + len(literal)
-            if not any(taken[at:end]):
-                found.append(Marker(at, end, (citation_id,)))
+            if not any(taken[at:end]) and _stands_alone(answer, at, end):
+                found.append(Marker(at, end, tuple(labels)))
                 taken[at:end] = b"\x01" * len(literal)
-            at = answer.find(literal, end)
+            at = answer.find(literal, end if end > at else at + 1)
     return _merge_adjacent(answer, sorted(found, key=lambda m: m.start))
+
+
+def _stands_alone(answer: str, start: int, end: int) -> bool:
+    """A literal marker that begins or ends with a letter or digit is not part of a word or
+    number: "1" marks "... 8% 1." but not the 1 of "18%"."""
+    before = answer[start - 1] if start else " "
+    after = answer[end] if end < len(answer) else " "
+    return not (
+        (answer[start].isalnum() and before.isalnum())
+        or (answer[end - 1].isalnum() and after.isalnum())
+    )
 
 
 def _merge_adjacent(answer: str, markers: list[Marker]) -> list[Marker]:
@@ -130,10 +145,14 @@ def _trimmed(answer: str, start: int, end: int) -> tuple[int, int]:
 
 
 def claims_by_citation(
-    answer: str, citation_ids: Collection[str], explicit: Mapping[str, str] | None = None
+    answer: str,
+    citation_ids: Collection[str],
+    explicit: Mapping[str, str] | None = None,
+    limit: int | None = None,
 ) -> dict[str, list[Claim]]:
-    """Each citation id's claims in answer order (no repeats); a citation whose marker is not in
-    the answer maps to an empty list (its caller falls back to the whole answer)."""
+    """Each citation id's claims in answer order (no repeats; the first ``limit``); a citation
+    whose marker is not in the answer maps to an empty list (its caller falls back to the whole
+    answer)."""
     claims: dict[str, list[Claim]] = {cid: [] for cid in citation_ids}
     markers = find_markers(answer, citation_ids, explicit)
     if not markers:
@@ -156,7 +175,7 @@ def claims_by_citation(
             continue
         claim = Claim(start, end, answer[start:end])
         for label in marker.labels:
-            if claim not in seen[label]:
+            if claim not in seen[label] and (limit is None or len(claims[label]) < limit):
                 seen[label].add(claim)
                 claims[label].append(claim)
     return claims

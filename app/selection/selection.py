@@ -85,7 +85,16 @@ class Query:
     primary: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, answer: str, question: str, language: Language | None, claim: Span = None) -> Query:
+    def of(
+        cls,
+        answer: str,
+        question: str,
+        language: Language | None,
+        claim: Span = None,
+        answer_terms_all: set[str] | None = None,
+    ) -> Query:
+        """``answer_terms_all``: the whole answer's terms, when the caller has them (a batch of
+        many claims reads the answer once)."""
         said = answer if claim is None else answer[claim[0] : claim[1]]
         answer_terms, claimed, _ = read(said, language)
         question_weight = QUESTION_WEIGHT if len(answer_terms) >= SHORT_ANSWER else 1.0
@@ -100,7 +109,8 @@ class Query:
             # The rest of the answer is other citations' business: it only helps rank what the
             # claim (and the question) qualified. Measured: without it, or with the question as
             # context only, fewer claims got a highlight of their own at no gain in precision.
-            rest = terms(f"{answer[: claim[0]]} {answer[claim[1] :]}", language) - primary
+            everything = terms(answer, language) if answer_terms_all is None else answer_terms_all
+            rest = everything - primary
             weights.update(dict.fromkeys(rest, REST_WEIGHT))
         return cls(weights, frozenset(claimed), primary)
 
@@ -197,15 +207,15 @@ def _shares(
         span: {c.position: collection.score(c, q) if _supports(c, q) else 0.0 for c in candidates}
         for span, q in queries.items()
     }
+    best = {c.position: max(by[c.position] for by in scores.values()) for c in candidates}
     shares: dict[Span, set[int]] = {}
     for span, query in queries.items():
-        mine = set()
-        for c in candidates:
-            best = max(scores[other][c.position] for other in queries)
-            own = scores[span][c.position]
-            if own > 0 and (own >= SHARE * best or c.figures & query.figures):
-                mine.add(c.position)
-        shares[span] = mine
+        shares[span] = {
+            c.position
+            for c in candidates
+            if scores[span][c.position] > 0
+            and (scores[span][c.position] >= SHARE * best[c.position] or c.figures & query.figures)
+        }
     return shares
 
 
@@ -262,7 +272,8 @@ def select_claims(
     read = {cid: _read(sentences, language) for cid, sentences in chunks.items()}
     collection = Collection.of([doc for _, docs in read.values() for doc in docs])
     spans = {span for spans in wanted.values() for span in spans}
-    queries = {span: Query.of(answer, query, language, span) for span in spans}
+    everything = terms(answer, language)
+    queries = {span: Query.of(answer, query, language, span, everything) for span in spans}
     answer_size = len(split_sentences(answer))
     out: dict[str, dict[Span, list[int]]] = {}
     for cid, (candidates, _) in read.items():

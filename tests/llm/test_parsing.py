@@ -60,6 +60,12 @@ def test_the_strict_subsets_keyed_form_is_read_in_position_order() -> None:
     assert validate_reply(raw, CHOICES, max_per_chunk=5).by_position == {0: [3, 1], 1: [2]}
 
 
+def test_a_position_the_keyed_form_leaves_out_is_missing_not_empty() -> None:
+    selection = validate_reply({"results": {"p1": [2], "p3": [1]}}, [*CHOICES, ChunkChoice(2)], 5)
+    assert selection.by_position == {0: [2], 2: [1]}
+    assert selection.missing == [1]
+
+
 def test_a_position_naming_only_unknown_ids_is_invalid_not_empty() -> None:
     selection = validate_reply({"results": [[1], [7]]}, CHOICES, max_per_chunk=5)
     assert selection.by_position == {0: [1]}
@@ -73,6 +79,7 @@ def test_a_position_naming_only_unknown_ids_is_invalid_not_empty() -> None:
         {"results": []},
         {"results": [[9]]},
         {"results": [["one"]]},
+        {"results": [[True]]},
         {"results": {"chunk1": [1]}},
         {"results": [{"chunk_id": "c1", "relevant_sentences": [{"sentence_id": 1}]}]},
         {"answer": "c1"},

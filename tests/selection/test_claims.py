@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 from app.selection.claims import claims_by_citation, find_markers
 
 
-def texts(answer: str, ids: list[str], **kw: dict[str, str]) -> dict[str, list[str]]:
+def texts(
+    answer: str, ids: list[str], explicit: dict[str, str] | None = None
+) -> dict[str, list[str]]:
     return {
         cid: [c.text for c in claims]
-        for cid, claims in claims_by_citation(answer, ids, **kw).items()
+        for cid, claims in claims_by_citation(answer, ids, explicit).items()
     }
 
 
@@ -138,3 +140,15 @@ def test_an_answer_of_thousands_of_markers() -> None:
     assert len(found) == 5000
     assert {c.text for c in found} == {"a"}
     assert [c.start for c in found] == list(range(0, 20000, 4))
+
+
+def test_one_literal_marks_every_citation_that_names_it() -> None:
+    answer = "Revenue rose (A). Costs fell."
+    claims = claims_by_citation(answer, ["x", "y"], {"x": "(A)", "y": "(A)"})
+    assert [c.text for c in claims["x"]] == [c.text for c in claims["y"]] == ["Revenue rose"]
+
+
+def test_a_literal_of_letters_or_digits_is_no_part_of_a_word_or_number() -> None:
+    answer = "Revenue rose 18% 1. Costs fell 1."
+    claims = claims_by_citation(answer, ["one"], {"one": "1"})
+    assert [c.text for c in claims["one"]] == ["Revenue rose 18%", "Costs fell"]
