@@ -13,13 +13,13 @@ choice written ``{"results":[[2,5],[1],[]]}``, plus the stop token the decoded c
 reuse: max_tokens=1 requests whose prompt is in vLLM's prefix cache, sent twice, for (a) a shape
 the server has not seen, (b) its sentence counts with other text and chunk ids, (c) a new shape.
 
-    scripts/vllm.sh start
+    make vllm-tokens      # a 16,384-token server started, the 10-citation batch, server stopped
+    HIGHLIGHT_VLLM_MAX_MODEL_LEN=65536 scripts/vllm.sh start 8012
     .venv/bin/python bench/llm_tokens.py [--base-url URL] [--sizes 10,50] [--reps 3]
 
 Server: HIGHLIGHT_TEST_VLLM_URL, else ``scripts/vllm.sh url``. Batches that do not fit its context
-are skipped (the suite's server: 2048 tokens; a 10-citation prompt takes ~10k of its byte-level
-tokens); run its command by hand with ``--max-model-len 65536 --hf-overrides
-'{"max_position_embeddings": 65536}'`` and VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. Exit 1: no server.
+are skipped (the suite's server: 2048 tokens; a 10-citation prompt takes ~10k of the tiny model's
+byte-level tokens, 50 citations ~50k). Exit 1: no server.
 """
 
 from __future__ import annotations
