@@ -42,7 +42,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from selection_eval import SHARED, Case, ingest, make_case, model_settings  # noqa: E402
+from selection_eval import (  # noqa: E402
+    SHARED,
+    Case,
+    ingest,
+    make_case,
+    model_settings,
+    oracle_settings,
+)
 from selection_metrics import ChunkText, Passage, is_evidence, tokens  # noqa: E402
 
 from app.selection.claims import claims_by_citation  # noqa: E402
@@ -270,13 +277,7 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
     server = ScriptedLLM().start()
     server.chooser = oracle(claims)
     try:
-        scripted = make_settings(
-            base.database_url,
-            base.pdf_root,
-            llm_provider="vllm",
-            llm_base_url=server.base_url,
-            llm_model="scripted-oracle",
-        )
+        scripted = oracle_settings(base, server)
         rows_out["LLM oracle replay, claim-aware"] = (await run(scripted, claims, True)).summary()
         rows_out["LLM oracle replay, claim-blind"] = (await run(scripted, claims, False)).summary()
     finally:

@@ -158,6 +158,17 @@ async def run(
     return result
 
 
+def oracle_settings(base: Settings, server: ScriptedLLM) -> Settings:
+    """``base`` with the LLM path pointed at the scripted server (oracle replay)."""
+    return make_settings(
+        base.database_url,
+        base.pdf_root,
+        llm_provider="vllm",
+        llm_base_url=server.base_url,
+        llm_model="scripted-oracle",
+    )
+
+
 def model_settings(base: Settings) -> Settings | None:
     env = os.environ
     provider = env.get("HIGHLIGHT_LLM_PROVIDER", "none")
@@ -233,13 +244,7 @@ async def run_all(args: argparse.Namespace) -> tuple[list[Case], list[Run]]:
     runs = [await run("lexical selector (no LLM)", base, cases)]
     server = ScriptedLLM().start()
     try:
-        scripted = make_settings(
-            base.database_url,
-            base.pdf_root,
-            llm_provider="vllm",
-            llm_base_url=server.base_url,
-            llm_model="scripted-oracle",
-        )
+        scripted = oracle_settings(base, server)
         runs.append(await run("LLM path, oracle replay (upper bound)", scripted, cases, server))
     finally:
         server.stop()

@@ -264,7 +264,7 @@ class SentenceChooser:
                 cid, claim = items[position]
                 by_llm.setdefault(cid, {})[claim] = ids
         # A chunk is the LLM's only when every claim it is cited for was answered.
-        by_llm = {cid: got for cid, got in by_llm.items() if len(got) == len(set(wanted[cid]))}
+        by_llm = {cid: got for cid, got in by_llm.items() if len(got) == len(wanted[cid])}
         lexical: dict[str, dict[Span, list[int]]] = {}
         if any(sents for cid, sents in sentences.items() if cid not in by_llm):
             # Stemming and scoring a whole batch takes tens of milliseconds: not on the loop.

@@ -276,9 +276,18 @@ def select_claims(
     read = {cid: _read(sentences, language) for cid, sentences in chunks.items()}
     collection = Collection.of([doc for _, docs in read.values() for doc in docs])
     spans = {span for spans in wanted.values() for span in spans}
-    everything = terms(answer, language)
+    # The whole answer's terms serve every claim's context; a batch without claims needs none.
+    everything = terms(answer, language) if spans - {None} else None
     queries = {span: Query.of(answer, query, language, span, everything) for span in spans}
-    answer_size = len(split_sentences(answer))
+    caps = {
+        span: min(
+            limit,
+            max(MIN_PER_CHUNK, len(split_sentences(answer)))
+            if span is None
+            else max(MIN_PER_CLAIM, _clauses(answer[span[0] : span[1]])),
+        )
+        for span in spans
+    }
     out: dict[str, dict[Span, list[int]]] = {}
     for cid, (candidates, _) in read.items():
         mine = {span: queries[span] for span in dict.fromkeys(wanted.get(cid, ()))}
@@ -286,9 +295,7 @@ def select_claims(
         shares = _shares(candidates, claimed, collection) if len(claimed) > 1 else {}
         out[cid] = {}
         for span, q in mine.items():
-            said = answer_size if span is None else _clauses(answer[span[0] : span[1]])
-            cap = min(limit, max(MIN_PER_CHUNK if span is None else MIN_PER_CLAIM, said))
-            positions = _choose(candidates, q, collection, cap, shares.get(span))
+            positions = _choose(candidates, q, collection, caps[span], shares.get(span))
             out[cid][span] = [chunks[cid][i].index for i in positions]
     return out
 

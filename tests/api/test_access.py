@@ -166,16 +166,22 @@ def test_viewer_links_carry_claims_encoded_capped_and_before_the_signature() -> 
     assert len(quote_plus(chinese)) <= VIEWER_CLAIM_BYTES
 
 
+async def _one_result(client: Any) -> Any:
+    """The sample's main chunk through the batch with a read token: its one citation."""
+    response = await client.post(
+        "/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ)
+    )
+    (result,) = response.json()["results"]
+    return result
+
+
 async def test_signed_viewer_links_with_claims_still_open(auth_settings: Any) -> None:
     """The batch's answer has markers, so its viewer link carries the citation's claim: the page
     and the highlight open with the link's whole query (claims included) and no token, even with
     a claim edited, and not without the signature."""
     await ingest_sample(auth_settings)
     async with app_client(auth_settings) as client:
-        data = (
-            await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ))
-        ).json()
-        (result,) = data["results"]
+        result = await _one_result(client)
         viewer = result["viewer_link"]
         (claim,) = result["claims"]
         assert f"&claim={quote_plus(claim['text'])}&expires=" in viewer, viewer
@@ -217,10 +223,7 @@ async def test_signed_viewer_links_open_highlights_and_previews_without_a_token(
 ) -> None:
     await ingest_sample(auth_settings)
     async with app_client(auth_settings) as client:
-        data = (
-            await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN), headers=_auth(READ))
-        ).json()
-        (result,) = data["results"]
+        result = await _one_result(client)
         viewer = result["viewer_link"]
         assert viewer.startswith(f"/viewer?document_id={SAMPLE_ID}&highlight=h_")
         query = "expires=" + viewer.split("&expires=", 1)[1]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample
+from tests.api.test_highlights import llm_settings, post
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.llm_server import ScriptedLLM, choose_by_claim, completion, passages
 
@@ -34,25 +35,8 @@ def body(answer: str, *citations: tuple[str, str | None], **extra: Any) -> dict[
     }
 
 
-async def post(settings: Any, request: dict[str, Any], path: str = "/v2/highlights/batch") -> Any:
-    async with app_client(settings) as client:
-        response = await client.post(path, json=request)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def texts(result: dict[str, Any]) -> list[str]:
     return [h["display_text"] for h in result["highlights"]]
-
-
-def llm_settings(database_url: str, pdf_root: Path, server: ScriptedLLM) -> Any:
-    return make_settings(
-        database_url,
-        pdf_root,
-        llm_provider="vllm",
-        llm_base_url=server.base_url,
-        llm_model="scripted-model",
-    )
 
 
 def assert_own_claims(data: dict[str, Any], answer: str) -> None:
@@ -96,18 +80,18 @@ async def test_one_chunk_cited_for_two_claims_shows_each_its_own_sentences_by_th
 
 
 @pytest.mark.parametrize(
-    ("answer", "extra"),
+    "answer",
     [
-        (f"{COST} [1]. {BIDS} [2].", {}),
-        (f"{COST}.[1] {BIDS}.[2]", {}),
-        (f"{COST} [^1]. {BIDS} [^2].", {}),
-        (f"{COST}【1】. {BIDS}【2】.", {}),
-        (f"{COST}<sup>1</sup>. {BIDS}<sup>2</sup>.", {}),
-        (f"{COST} [1, 3]. {BIDS} [2][3].", {}),
-        (f"{COST} [1-1]. {BIDS} [2].", {}),
+        f"{COST} [1]. {BIDS} [2].",
+        f"{COST}.[1] {BIDS}.[2]",
+        f"{COST} [^1]. {BIDS} [^2].",
+        f"{COST}【1】. {BIDS}【2】.",
+        f"{COST}<sup>1</sup>. {BIDS}<sup>2</sup>.",
+        f"{COST} [1, 3]. {BIDS} [2][3].",
+        f"{COST} [1-1]. {BIDS} [2].",
     ],
 )
-async def test_marker_forms(database_url: str, pdf_root: Path, answer: str, extra: Any) -> None:
+async def test_marker_forms(database_url: str, pdf_root: Path, answer: str) -> None:
     settings = make_settings(database_url, pdf_root)
     await ingest_sample(settings)
     data = await post(settings, body(answer, (CHUNK_MAIN, "1"), (CHUNK_MAIN, "2")))
