@@ -17,7 +17,7 @@ from pydantic.json_schema import models_json_schema
 from sqlalchemy.engine import URL
 
 from app import __version__
-from app.alignment.index import IndexCache
+from app.alignment.index_cache import IndexCache
 from app.api import documents, health, highlights, metrics
 from app.api.body_limit import BodyLimit
 from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
@@ -29,6 +29,7 @@ from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
 from app.core.security import Scope, TokenRegistry
 from app.db.session import create_engine, create_session_factory, dispose_engine
+from app.documents.indexing import ocr_options
 from app.documents.storage import build_storage
 from app.documents.workers import pdf_workers
 from app.highlights.schemas import BatchSummary, CitationEvent
@@ -164,6 +165,7 @@ def create_app(
             result_cache_ttl_s=settings.result_cache_ttl_s,
             llm_max_in_flight=settings.llm_max_in_flight,
             llm_queue_timeout_s=settings.llm_queue_timeout_s,
+            index_wait_s=settings.index_wait_s,
         )
         storage = build_storage(settings, pdf_workers(settings))
         service = HighlightService(
@@ -171,7 +173,11 @@ def create_app(
             llm=llm,
             # Shared through the object store when there is one: a new replica loads the
             # indexes others built instead of building every one cold.
-            index_cache=IndexCache(settings.index_cache_dir, shared=storage.index_blobs()),
+            index_cache=IndexCache(
+                settings.index_cache_dir,
+                shared=storage.index_blobs(),
+                ocr=ocr_options(settings),
+            ),
             storage=storage,
             limits=limits,
         )

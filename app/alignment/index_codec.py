@@ -77,6 +77,7 @@ _MAIN = (
     ("norm_page_start", "i"),
     ("grams.keys", "I"),
     ("grams.positions", "i"),
+    ("confidence", "i"),  # empty unless a page was read by OCR
 )
 _READINGS = (
     ("readings.text", _TEXT),
@@ -86,7 +87,15 @@ _READINGS = (
     ("readings.grams.keys", "I"),
     ("readings.grams.positions", "i"),
 )
-_HEADER_KEYS = {"page_count", "sizes", "rotations", "margin_numbers", "furniture", "sections"}
+_HEADER_KEYS = {
+    "page_count",
+    "sizes",
+    "rotations",
+    "margin_numbers",
+    "furniture",
+    "ocr_pages",
+    "sections",
+}
 _ROTATIONS = {0, 90, 180, 270}
 
 
@@ -125,6 +134,7 @@ def _sections(index: DocumentIndex) -> list[tuple[str, str, str | array[Any]]]:
         index.norm_page_start,
         keys,
         positions,
+        index.confidence,
     ]
     names = list(_MAIN)
     if index.readings is not None:
@@ -149,6 +159,7 @@ def encode_index(index: DocumentIndex, *, compress: bool = True) -> bytes:
             [n.page, n.value, n.start, n.end, n.y_centre, n.height] for n in index.margin_numbers
         ],
         "furniture": [[f.page, f.start, f.end, f.top] for f in index.furniture],
+        "ocr_pages": list(index.ocr_pages),
         "sections": [],
     }
     buffers: list[bytes] = []
@@ -400,6 +411,11 @@ def decode_index(blob: bytes) -> DocumentIndex:
     _page_starts(norm_page_start, pages, len(norm.text), "skeleton page starts")
     grams = _grams(arrays["grams.keys"], arrays["grams.positions"], norm.text, "grams")
     furniture, pattern = _furniture(header["furniture"], chars, pages)
+    confidence = arrays["confidence"]
+    if len(confidence) not in (0, len(chars)):
+        _corrupt("OCR confidences do not match the characters")
+    _within(confidence, 0, 101, "OCR confidences")
+    ocr_pages = tuple(_int(p, "OCR page", 1, pages) for p in _list(header["ocr_pages"], "OCR"))
     return DocumentIndex(
         page_count=pages,
         sizes=sizes,
@@ -415,4 +431,6 @@ def decode_index(blob: bytes) -> DocumentIndex:
         furniture_pattern=pattern,
         rotations=rotations,
         readings=_readings(sections, pages, len(chars)) if sections.has_readings else None,
+        confidence=confidence,
+        ocr_pages=ocr_pages,
     )

@@ -85,6 +85,18 @@ class Settings(BaseSettings):
     # A page preview is rendered at a smaller scale than asked when it would have more pixels
     # (a 200-inch page at scale 1 is 207 million); at most this many render at once.
     preview_max_pixels: int = Field(default=8_000_000, ge=100_000)
+    # Scanned pages (no usable text layer, mostly image) are read by Tesseract when their
+    # document's index is built: auto (those pages), force (every page, replacing its text
+    # layer) or off. Languages as Tesseract names them, joined by "+" (eng, fra, deu, chi_tra,
+    # chi_sim: each needs its tesseract-ocr-<lang> package). At most ocr_max_pages pages per
+    # document; the rest keep no_text_layer. Without Tesseract installed OCR is off.
+    ocr_mode: Literal["off", "auto", "force"] = "auto"
+    ocr_languages: str = Field(default="eng", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$")
+    ocr_dpi: int = Field(default=300, ge=72, le=600)
+    ocr_max_pages: int = Field(default=100, ge=0, le=10_000)
+    # How long a batch waits for a PDF's index being built (OCR takes minutes) before answering
+    # text_layer_pending for its citations; the build goes on for the next request.
+    index_wait_s: float = Field(default=10.0, ge=0)
     max_concurrent_previews: int = Field(default=2, ge=1)
 
     log_level: str = "INFO"

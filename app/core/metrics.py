@@ -113,6 +113,17 @@ INDEX_BUILD_SECONDS = Histogram(
     "Time to build one PDF's text index (in a PDF worker process), for builds that succeeded.",
     buckets=_BUILD_BUCKETS,
 )
+OCR_PAGES = Counter(
+    "highlight_ocr_pages",
+    "Scanned pages read by OCR when an index is built, by outcome (ok; failed: Tesseract failed "
+    "or took too long; over_budget: past HIGHLIGHT_OCR_MAX_PAGES, left without text).",
+    ["outcome"],
+)
+OCR_PAGE_SECONDS = Histogram(
+    "highlight_ocr_page_seconds",
+    "Time to render and OCR one scanned page (in a PDF worker).",
+    buckets=(0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120),
+)
 PDFS_CHANGED = Counter(
     "highlight_pdfs_changed",
     "PDFs found to differ from the content they were ingested with (reason pdf_changed).",

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
 from app.alignment.display import display_text
 from app.alignment.geometry import page_boxes, points
-from app.alignment.index import DocumentIndex, IndexCache, build_index
+from app.alignment.index import DocumentIndex
+from app.alignment.index_cache import IndexCache, IndexPending
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
 from app.core.errors import AppError
 from app.documents.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
+from app.documents.indexing import cached_index
 from app.documents.storage import PdfStorage
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
 from app.selection.sentences import Sentence
@@ -61,40 +62,33 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer: nothing placed
+    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer, text_layer_pending: nothing
+    # placed
     error: Reason | None = None
     unlocated: int = 0
 
 
 def open_index(
-    storage: PdfStorage, cache: IndexCache, source_path: str, sha256: str
+    storage: PdfStorage,
+    cache: IndexCache,
+    source_path: str,
+    sha256: str,
+    wait_s: float | None = None,
 ) -> DocumentIndex:
     """Blocking: the text index of a stored document's PDF. The file is checked against the
-    ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged)."""
+    ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged).
+    ``wait_s``: how long a build may keep the caller (IndexPending past it, the build going on);
+    None waits for it (ingest, warm-up)."""
     storage.verify(source_path, sha256)
-    refused = cache.refusal(sha256)
-    if refused is not None:
-        raise PdfTooComplex(refused)
     name = PurePosixPath(source_path).name
-
-    def build() -> DocumentIndex:
-        # Called on a cache miss only: this counts and times real builds, not loads.
-        started = time.perf_counter()
-        try:
-            data = storage.read_verified(source_path, sha256)
-            index = storage.workers.run(build_index, data, name=name)
-        except BaseException:
-            metrics.INDEX_BUILDS.labels("failed").inc()
-            raise
-        metrics.INDEX_BUILDS.labels("ok").inc()
-        metrics.INDEX_BUILD_SECONDS.observe(time.perf_counter() - started)
-        return index
-
-    try:
-        return cache.get(sha256, build)
-    except PdfTooComplex as exc:
-        cache.refuse(sha256, exc.message)
-        raise
+    return cached_index(
+        storage.workers,
+        cache,
+        lambda: storage.read_verified(source_path, sha256),
+        sha256,
+        name,
+        wait_s,
+    )
 
 
 def index_or_refuse(
@@ -113,9 +107,14 @@ def index_or_refuse(
         ) from exc
 
 
-def _open(storage: PdfStorage, cache: IndexCache, job: LocateJob) -> DocumentIndex | Reason:
+def _open(
+    storage: PdfStorage, cache: IndexCache, job: LocateJob, wait_s: float | None
+) -> DocumentIndex | Reason:
     try:
-        return open_index(storage, cache, job.source_path, job.sha256)
+        return open_index(storage, cache, job.source_path, job.sha256, wait_s)
+    except IndexPending:
+        log.info("the text index of %s is still being built", job.source_path)
+        return Reason.text_layer_pending
     except PdfMissing as exc:
         log.warning("%s", exc.message)
         return Reason.pdf_unavailable
@@ -187,14 +186,17 @@ def _fraction(value: float, size: float) -> float:
 
 
 def locate_chunks(
-    storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob]
+    storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob], wait_s: float | None = None
 ) -> dict[str, ChunkLocation]:
+    """Blocking: each job's sentences placed. ``wait_s``: how long a PDF whose index is not
+    built yet may hold the batch (OCR of a scan takes minutes): past it, its citations answer
+    ``text_layer_pending`` and the build goes on for the next request."""
     out: dict[str, ChunkLocation] = {}
     indexes: dict[tuple[str, str], DocumentIndex | Reason] = {}
     for job in jobs:
         key = (job.source_path, job.sha256)
         if key not in indexes:
-            indexes[key] = _open(storage, cache, job)
+            indexes[key] = _open(storage, cache, job, wait_s)
         index = indexes[key]
         out[job.chunk_id] = (
             ChunkLocation(error=index) if isinstance(index, Reason) else _locate_job(index, job)

@@ -23,7 +23,14 @@ MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
     Reason.pdf_unavailable: "The document's PDF could not be opened; showing the page link only.",
     Reason.pdf_changed: "The PDF changed since it was ingested; re-ingest the document.",
-    Reason.no_text_layer: "The cited pages have no text layer (a scan without OCR).",
+    Reason.no_text_layer: (
+        "The cited pages have no text layer and were not read by OCR (OCR off or not installed, "
+        "past the document's OCR page budget, or nothing legible)."
+    ),
+    Reason.text_layer_pending: (
+        "The document's text is still being read (OCR of scanned pages takes a while); showing "
+        "the page link only. Asking again in a minute will highlight it."
+    ),
     Reason.pdf_too_complex: (
         "The PDF needs more memory or time to read than this service allows one document; "
         "showing the page link only."

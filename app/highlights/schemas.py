@@ -69,6 +69,7 @@ class Reason(StrEnum):
     pdf_unavailable = "pdf_unavailable"
     pdf_changed = "pdf_changed"
     no_text_layer = "no_text_layer"
+    text_layer_pending = "text_layer_pending"  # scanned pages still being read by OCR
     pdf_too_complex = "pdf_too_complex"
     not_located = "not_located"
     no_relevant_sentences = "no_relevant_sentences"

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.alignment.index import IndexCache
+from app.alignment.index_cache import IndexCache
 from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
@@ -74,6 +74,8 @@ class Limits:
     # LLM calls in flight at once from this process, and how long a batch waits for a slot.
     llm_max_in_flight: int = 16
     llm_queue_timeout_s: float = 2.0
+    # How long a PDF whose index is being built (OCR) may hold a batch.
+    index_wait_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class HighlightService:
         self._settings = {
             "max_highlights_per_chunk": limits.max_highlights_per_chunk,
             "max_sentences_per_chunk": limits.max_sentences_per_chunk,
+            # Scanned pages read or not read by OCR answer differently (no_text_layer is kept).
+            "ocr": index_cache.ocr.tag() if index_cache.ocr is not None else "off",
         }
         self._last_prune = 0.0
 
@@ -271,7 +275,7 @@ class HighlightService:
         if todo:
             with tracing.span("locate", {"highlight.chunks": len(todo)}):
                 located = await asyncio.to_thread(
-                    locate_chunks, self.storage, self.index_cache, todo
+                    locate_chunks, self.storage, self.index_cache, todo, self.limits.index_wait_s
                 )
             for cid, location in located.items():
                 cited[cid] = cited[cid].located(location)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.alignment.index import INDEX_VERSION, DocumentIndex, IndexCache, blob_name, build_index
+from app.alignment.index import INDEX_VERSION, DocumentIndex, build_index
+from app.alignment.index_cache import IndexCache, blob_name
 from app.alignment.index_codec import decode_index, encode_index
 from app.alignment.locate import locate
 from app.alignment.locate_cli import run

@@ -57,6 +57,8 @@ DOCUMENTED = {
     "highlight_llm_refused",
     "highlight_index_builds",
     "highlight_index_build_duration_seconds",
+    "highlight_ocr_pages",
+    "highlight_ocr_page_seconds",
     "highlight_pdfs_changed",
 }
 

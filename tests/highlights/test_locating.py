@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pymupdf
 
-from app.alignment.index import IndexCache
+from app.alignment.index_cache import IndexCache
 from app.documents.storage import PdfStorage, sha256_of_file
 from app.highlights.locating import LocateJob, locate_chunks
 from app.selection.sentences import split_sentences
