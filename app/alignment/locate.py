@@ -10,7 +10,8 @@ wins; the numbers or furniture lines it left out are then highlighted where they
 
 A quote that fits several places equally well is placed by its chunk when the caller passes
 one (``placement.py``); without one, or when the chunk does not tell them apart, it is
-ambiguous and reported as ``no_match``.
+ambiguous and reported as ``no_match``. Places that differ only in case or punctuation are one
+place to the skeleton; a quote printed exactly like one of them goes there.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
 from app.alignment.margins import strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
-from app.alignment.placement import ChunkHint, choose
+from app.alignment.placement import ChunkHint, choose, verbatim
 from app.alignment.readings import Readings
 from app.alignment.text import information, split_elision
 
@@ -165,6 +166,7 @@ class _Search:
     lo: int
     hi: int
     chunk: ChunkHint | None = None
+    verbatim: str = ""  # the quote as given, when the parts searched are all of it
 
 
 def _decide(index: DocumentIndex, quote: str, scored: list[Scored], at: _Search) -> Scored | None:
@@ -184,10 +186,11 @@ def _decide(index: DocumentIndex, quote: str, scored: list[Scored], at: _Search)
     ]
     if not rivals:
         return match, score
-    if at.chunk is None:
-        return None
     tied = [(match, score), *rivals]
-    chosen = choose(index, at.chunk, quote, [m for m, _ in tied], at.lo, at.hi)
+    # The quote's own wording first: a chunk's context is often the same around rows of a table.
+    chosen = verbatim(index, at.verbatim, [m for m, _ in tied]) if at.verbatim else None
+    if chosen is None and at.chunk is not None:
+        chosen = choose(index, at.chunk, quote, [m for m, _ in tied], at.lo, at.hi)
     if chosen is None:
         return None
     chosen_score = next(s for m, s in tied if m is chosen)
@@ -258,12 +261,15 @@ def _find(index: DocumentIndex, parts: list[str], at: _Search) -> tuple[Scored |
     if not parts:
         return None, 0.0
     if len(parts) == 1:
-        # With a chunk to tell them apart, every exact repetition must be a candidate.
-        limit = MAX_REPEATS if at.chunk is not None else 3
+        # With a chunk or the quote's wording to tell them apart, every exact repetition must
+        # be a candidate.
+        limit = MAX_REPEATS if at.chunk is not None or at.verbatim else 3
         scored = _scored_single(index, parts[0], at.lo, at.hi, limit)
     else:
         scored = _scored_elided(index, parts, at.lo, at.hi)
     top = scored[0][1] if scored else 0.0
+    if not scored and len(parts) == 1 and index.norm.text.find(parts[0], at.lo, at.hi) >= 0:
+        top = 100.0  # too many repetitions to list, yet found: the column reading must not win
     return _decide(index, "".join(parts), scored, at), top
 
 
@@ -281,6 +287,19 @@ def locate(
         return result
     rects = tuple(displayed(index, rect) for rect in result.rects)
     return LocateResult(result.status, result.score, result.matched_text, rects)
+
+
+def _down_the_column(
+    index: DocumentIndex, drawn: Scored | None, view: DocumentIndex, read: Scored
+) -> bool:
+    """The column reading places an elided quote's head or tail where the drawing order does,
+    at least as well, with less between them: the drawing order's passage from one to the
+    other takes in the lines of other columns drawn in between (and may have had to settle
+    for a worse match of the other part, split by them)."""
+    if drawn is None or read[1] < drawn[1] or read[0].covered >= drawn[0].covered:
+        return False
+    drawn_spans, read_spans = _source_spans(index, drawn[0]), _source_spans(view, read[0])
+    return drawn_spans[0][0] == read_spans[0][0] or drawn_spans[-1][1] == read_spans[-1][1]
 
 
 def _reading_view(index: DocumentIndex, readings: Readings) -> DocumentIndex:
@@ -307,9 +326,9 @@ def _locate(
     first, last = index.clamp_pages(pages)
     if not any(index.has_text(page) for page in range(first, last + 1)):
         return _NO_TEXT
-    at = _Search(*index.norm_range(first, last), chunk)
     parts = split_elision(quote)
-    best, top = _find(index, parts, at)
+    at = _Search(*index.norm_range(first, last), chunk)
+    best, top = _find(index, parts, replace(at, verbatim=quote if len(parts) == 1 else ""))
     numbers: list[int] = []
     furniture: list[Removed] = []
     if index.margin_numbers:
@@ -329,13 +348,20 @@ def _locate(
             top = max(top, seen)
             if found is not None and (best is None or found[1] > best[1]):
                 best, numbers, furniture = found, [], runs
-    if index.readings is not None and top < READING_BELOW:
+    elided = len(parts) > 1 and best is not None and not numbers
+    if index.readings is not None and (top < READING_BELOW or elided):
         # Drawn out of reading order (columns, sidebars, table cells): try the column reading.
         # It must beat every place the drawing order offered, refused ones included: a quote
         # refused as ambiguous there must not be "found" as something worse here.
         view = _reading_view(index, index.readings)
-        found, _ = _find(view, parts, _Search(*view.norm_range(first, last), chunk))
-        if found is not None and found[1] > top + READING_MARGIN:
+        search = _Search(*view.norm_range(first, last), chunk, quote if len(parts) == 1 else "")
+        found, _ = _find(view, parts, search)
+        if found is not None and (
+            top < READING_BELOW
+            and found[1] > top + READING_MARGIN
+            or elided
+            and _down_the_column(index, best, view, found)
+        ):
             index, best, numbers, furniture = view, found, [], []
     if best is None:
         return _NO_MATCH

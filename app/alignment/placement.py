@@ -7,10 +7,16 @@ after the sentence is aligned with the document's text before and after each can
 candidate whose surroundings are the chunk's wins when they clearly are. Context repeated along
 with the sentence fits several candidates alike and decides nothing: only a true tie stays
 ambiguous.
+
+Before the chunk is asked, the quote itself may tell: the skeleton folds case and punctuation,
+so "NET INCOME", "Net income" and "Net income," are one place to it, but a quote copied from
+one of them keeps its wording (``verbatim``).
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
@@ -35,6 +41,17 @@ REACH = 400
 SLACK = EDIT_GAP + REACH // 8
 # Only runs of at least this many characters count as agreement (as a gram seed would).
 MIN_BLOCK = 6
+
+# What PDFs and quoters print differently anyway: quote-mark styles; hyphens and dashes, which
+# a line end may add ("care-" "fully") or hide ("206-231-" "3195" quoted as "206-231- 3195").
+_STYLES = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+        **dict.fromkeys("-\u00ad\u2010\u2011\u2012\u2013\u2014\u2015\u2212", None),
+    }
+)
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +108,33 @@ def choose(
     if exclusive[winner] < max(bar, MIN_RATIO * exclusive[runner_up]):
         return None
     return candidates[winner]
+
+
+def surface(text: str) -> str:
+    """``text``'s case and punctuation from its first to its last letter or digit, as far as
+    PDFs and quoters agree on them: no white space, dashes or compatibility forms, one style
+    of quote marks."""
+    text = _SPACE.sub("", unicodedata.normalize("NFKC", text).translate(_STYLES))
+    alnum = [i for i, char in enumerate(text) if char.isalnum()]
+    return text[alnum[0] : alnum[-1] + 1] if alnum else ""
+
+
+def verbatim(index: DocumentIndex, quote: str, candidates: list[Match]) -> Match | None:
+    """The one candidate printed with the quote's (raw text ``quote``) own case and
+    punctuation; None when none is, or several are: those stay a tie."""
+    key = surface(quote)
+    if not key:
+        return None
+    same = [
+        candidate
+        for candidate in candidates
+        if surface(
+            "\n".join(
+                index.chars[start:end]
+                for segment in candidate.segments
+                for start, end in index.norm.source_runs(*segment)
+            )
+        )
+        == key
+    ]
+    return same[0] if len(same) == 1 else None
