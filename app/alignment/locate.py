@@ -27,6 +27,7 @@ from app.alignment.geometry import LineRect, displayed, line_rects, source_text
 from app.alignment.index import DocumentIndex
 from app.alignment.margins import strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
+from app.alignment.ocr import CONFIDENT
 from app.alignment.placement import ChunkHint, choose, verbatim
 from app.alignment.readings import Readings
 from app.alignment.text import information, split_elision
@@ -253,6 +254,8 @@ def _result(index: DocumentIndex, match: Match, score: float, closing: bool) -> 
         return _NO_MATCH
     texts = [source_text(index, start, end) for start, end in spans]
     text = " ".join(part for part in texts if part)
+    # On a page read by OCR, a match is only as sure as the reading under it.
+    score *= min(1.0, index.confidence_of(spans) / CONFIDENT)
     return LocateResult("found", round(min(score, 100.0), 1), text, tuple(rects))
 
 
