@@ -2,7 +2,8 @@
 
 English and French use "." "!" "?" "…" followed by white space; Chinese and Japanese use the
 full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") and numbers
-("10.5") do not end a sentence. Blank lines always do, and so does a bullet glyph after white
+("10.5") do not end a sentence. Blank lines do (but one inside CJK text that stops mid-sentence
+is a printed line's end, not a paragraph's), and so does a bullet glyph after white
 space: PDF text joins a list's items on one line ("... of 77%; • Same-store net revenues ..."),
 and an item is what a reader, or a model, picks. Very long runs without punctuation (tables,
 lists of figures pulled out of a PDF) are cut at line breaks so a model can pick a row.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from app.core.scripts import CJK_RANGES
 
 # Lower-cased, without the dot. Parliamentary and legal text is full of these.
 ABBREVIATIONS = frozenset(
@@ -38,6 +41,9 @@ _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*+\n\s*")
 # Bullets as PDFs carry them, Word's private-use Symbol-font glyphs (U+F0B7, U+F0A7) included;
 # not "-" or "*", which are as often a minus, a dash or a footnote mark.
 _BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
+# A CJK line that ends on these has not ended its sentence; one that starts on these goes on.
+_CJK_WRAP_END = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
+_CJK_TEXT = re.compile(f"[{CJK_RANGES}\u3000-\u303f\uff00-\uffef]")
 _WORD_CHAR = re.compile(r"[\w.]")
 LONG_SEGMENT = 400
 
@@ -73,6 +79,15 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return len(word) == 1 and text[dot - 1].isupper()
 
 
+def _cjk_wrap(text: str, blank: re.Match[str]) -> bool:
+    """A blank line between CJK text that stops mid-sentence (on a character or a comma) and
+    goes on: a printed line's end, as chunkers that keep every line a paragraph store it, not
+    a paragraph's. Cut there, a sentence loses its words' halves ("資遣" | "費")."""
+    before = text[blank.start() - 1] if blank.start() else ""
+    after = text[blank.end()] if blank.end() < len(text) else ""
+    return bool(before and after and _CJK_WRAP_END.match(before) and _CJK_TEXT.match(after))
+
+
 def _boundaries(text: str) -> list[int]:
     cuts: set[int] = set()
     for match in _LATIN_END.finditer(text):
@@ -85,7 +100,7 @@ def _boundaries(text: str) -> list[int]:
             continue
         cuts.add(match.end())
     cuts.update(m.end() for m in _CJK_END.finditer(text))
-    cuts.update(m.start() for m in _BLANK_LINE.finditer(text))
+    cuts.update(m.start() for m in _BLANK_LINE.finditer(text) if not _cjk_wrap(text, m))
     cuts.update(m.start() for m in _BULLET.finditer(text))
     return sorted(c for c in cuts if 0 < c < len(text))
 
