@@ -1,21 +1,62 @@
 """Split a PDF into page-aware chunks, the way an upstream RAG ingestion would. Blocking (PyMuPDF).
 
-Text blocks are taken in the PDF's own order, lines of a block joined with spaces, and packed into
-chunks of roughly ``target_chars``; a chunk may run across a page break and records both pages.
+The chunks are built from the locator's own index (``build_index``), so what a chunk says is
+what the locator can find. Each page's line pieces (``layout.segments``: lines cut at column
+gutters and between table cells) are read in the PDF's drawing order, unless that order
+interleaves columns, as forms and instructions drawn row by row across the page do; such a page
+is read column by column (``chains.column_order``), as the locator's second reading does.
+
+Pieces make paragraphs by geometry: a new paragraph where the vertical gap is more than about a
+line, the column or the type size changes, the indent changes after a paragraph's first line, or
+a row holds several pieces (a table row stays one row). Lines of a paragraph are joined with a
+space, CJK lines with nothing; paragraphs with a blank line, unless one stops mid-sentence and
+the next goes on in lower case (a sentence broken by a column or page end). Paragraphs are
+packed into chunks of roughly ``target_chars``; a chunk may run across a page break and records
+both pages.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.alignment.index import PageTooDense
-from app.alignment.pdf import open_pdf
+from app.alignment.chains import chains, column_order
+from app.alignment.index import DocumentIndex, build_index
+from app.alignment.layout import Segment, segments
+from app.alignment.ocr import OcrPage
 from app.alignment.text import clean_extracted
+from app.core.scripts import is_cjk
 from app.selection.sentences import split_sentences
 
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+_SPACES = re.compile(r"\s+")
+# A gap (bottom to top) between a paragraph's first two lines wider than this share of a line
+# height ends it: body text leads by 0.1-0.7 of a line (CJK text is often set double-spaced) ...
+PARAGRAPH_GAP = 1.0
+# ... and after them, a line pitch (top to top) this much wider than the paragraph's own.
+PITCH_GROWTH = 1.25
+# Type size (line height) changing by more than this share starts a paragraph (a heading).
+SIZE_CHANGE = 0.2
+# A left edge moving by more than this many line heights is an indent or another column.
+INDENT = 0.8
+# A page whose pieces follow their column successor this rarely in drawing order is drawn row
+# by row across its columns (a column page drawn in order follows it nearly always).
+MIN_IN_ORDER = 0.6
+# Table rows further apart than this many line heights (top to top) are separate paragraphs.
+TABLE_PITCH = 2.5
+# A cell's wrapped line lies less than this many line heights under it (top to top; the next
+# row lies further), and its first word would need more room than this many line heights of
+# padding leave before the next cell.
+CELL_PITCH = 1.3
+CELL_PADDING = 1.5
+# A piece at least this many line heights wide is a line of prose (a column's narrowest prose
+# lines hold some 30 characters); table figures are narrower.
+PROSE_WIDTH = 8.0
+_SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
+# Full-width punctuation that CJK lines start or end with; no space goes beside it either.
+_CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
+_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 
 
 @dataclass(frozen=True)
@@ -27,30 +68,179 @@ class ChunkDraft:
 
 
 @dataclass(frozen=True)
+class _Paragraph:
+    pitch: float | None  # top to top of its last two lines (None while it has one line)
+    right: float  # its right edge so far
+
+
+@dataclass(frozen=True)
 class _Block:
     page: int
     text: str
 
 
-def _blocks(pdf: Path | bytes) -> tuple[list[_Block], int]:
-    blocks: list[_Block] = []
-    with open_pdf(pdf) as doc:
-        for page in doc:
-            page_blocks = page.get_text("blocks")
-            # The index would refuse such a page too.
-            PageTooDense.check(page.number + 1, sum(len(block[4]) for block in page_blocks))
-            for block in page_blocks:
-                if block[6] != 0:  # image block
-                    continue
-                text = clean_extracted(str(block[4])).replace("\n", " ")
-                text = _SPACES.sub(" ", text).strip()
-                if text:
-                    blocks.append(_Block(page.number + 1, text))
-        return blocks, doc.page_count
+def _cjk_edge(char: str) -> bool:
+    # Not Hangul: Korean puts spaces between words and wraps lines at them.
+    return (is_cjk(char) and not _HANGUL.match(char)) or bool(_CJK_PUNCTUATION.match(char))
+
+
+def _line_joiner(previous: str, following: str) -> str:
+    # Chinese and Japanese wrap lines anywhere without a space: "資遣" + "費" is one word.
+    return "" if _cjk_edge(previous[-1]) and _cjk_edge(following[0]) else " "
+
+
+def _in_drawing_order(pieces: list[Segment]) -> bool:
+    """Whether the drawing order reads each column down (not row by row across columns).
+
+    Only lines of prose count: a table drawn row by row puts its figures between the lines of
+    its label column too, and is read right that way."""
+    prose = [piece for piece in pieces if piece.width >= PROSE_WIDTH * piece.height]
+    position = {id(piece): at for at, piece in enumerate(prose)}
+    steps = [
+        position[id(below)] - position[id(above)]
+        for chain in chains(prose)
+        for above, below in zip(chain, chain[1:], strict=False)
+    ]
+    if len(steps) < 4:
+        return True
+    return sum(step == 1 for step in steps) >= MIN_IN_ORDER * len(steps)
+
+
+def _same_row(a: Segment, b: Segment) -> bool:
+    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.height, b.height)
+
+
+def _rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
+    """Consecutive pieces on one baseline band: a line, or the cells of a table row."""
+    row: list[Segment] = []
+    for piece in pieces:
+        if row and not _same_row(row[-1], piece):
+            yield row
+            row = []
+        row.append(piece)
+    if row:
+        yield row
+
+
+def _wrapped_cells(index: DocumentIndex, rows: list[list[Segment]]) -> list[list[list[Segment]]]:
+    """Rows as lists of cells (each cell its lines). A table drawn line by line across its rows
+    puts a cell's wrapped second line after the other cells of the first: a row whose pieces
+    each sit right under a cell of the table row before, with a first word that would not have
+    fitted before that cell's neighbour, holds those cells' next lines."""
+    found: list[list[list[Segment]]] = []
+    for row in rows:
+        table = found[-1] if found and len(found[-1]) > 1 else None
+        targets = [_wrapped_in(index, table, piece) for piece in row] if table else []
+        if table and all(at is not None for at in targets) and len(set(targets)) == len(row):
+            for at, piece in zip(targets, row, strict=True):
+                table[at or 0].append(piece)
+        else:
+            found.append([[piece] for piece in row])
+    return found
+
+
+def _wrapped_in(index: DocumentIndex, table: list[list[Segment]], piece: Segment) -> int | None:
+    """The cell of ``table`` whose next line ``piece`` is, if any."""
+    for at, cell in enumerate(table):
+        last = cell[-1]
+        height = last.height
+        room = table[at + 1][0].x0 - last.x1 if at + 1 < len(table) else 0.0
+        if (
+            0 < piece.y0 - last.y0 < CELL_PITCH * height
+            and abs(piece.x0 - cell[0].x0) < INDENT * height
+            and 0 < room < _first_word_width(index, piece) + CELL_PADDING * height
+        ):
+            return at
+    return None
+
+
+def _first_word_width(index: DocumentIndex, piece: Segment) -> float:
+    """Width of the piece's first word (its first character, in CJK text, which wraps
+    anywhere)."""
+    end = piece.start
+    while end < piece.end and not index.chars[end].isspace() and not is_cjk(index.chars[end]):
+        end += 1
+    end = max(end, piece.start + 1)
+    return index.boxes[4 * (end - 1) + 2] - piece.x0
+
+
+def _starts_paragraph(
+    index: DocumentIndex, previous: list[Segment], row: list[Segment], state: _Paragraph
+) -> bool:
+    """Whether ``row`` starts a paragraph after ``previous``, the last row of ``state``."""
+    if len(previous) > 1 or len(row) > 1:
+        return True  # a table row, or several pieces side by side
+    above, piece = previous[0], row[0]
+    height = max(above.height, piece.height)
+    pitch = state.pitch
+    right = max(state.right, piece.x1)
+    if right - above.x1 > _first_word_width(index, piece) + 0.5 * height:
+        return True  # the next word would have fit: the line was ended on purpose
+    if piece.y0 < above.y0:
+        return True  # back up: another column
+    if pitch is None and piece.y0 - above.y1 > PARAGRAPH_GAP * height:
+        return True
+    if pitch is not None and piece.y0 - above.y0 > PITCH_GROWTH * pitch:
+        return True
+    if abs(piece.height - above.height) > SIZE_CHANGE * height:
+        return True
+    if min(above.x1, piece.x1) <= max(above.x0, piece.x0):
+        return True  # no horizontal overlap: another column or region
+    # A paragraph's first line may be indented or hang (a bullet); after it the edge holds.
+    return pitch is not None and abs(piece.x0 - above.x0) > INDENT * height
+
+
+def _text(index: DocumentIndex, piece: Segment) -> str:
+    return _SPACES.sub(" ", clean_extracted(index.chars[piece.start : piece.end])).strip()
+
+
+def _next_table_row(previous: list[Segment], row: list[Segment]) -> bool:
+    """Whether ``row`` is the next row of the table ``previous`` is a row of. A table stays one
+    paragraph, a row a line of it: the sentence splitter cuts a long run of rows at lines, so a
+    highlight can take a few rows, as evidence quoted from a table does."""
+    if len(previous) == 1 and len(row) == 1:
+        return False
+    height = max(piece.height for piece in (*previous, *row))
+    return 0 < row[0].y0 - max(piece.y0 for piece in previous) < TABLE_PITCH * height
+
+
+def _cell_text(index: DocumentIndex, lines: list[Segment]) -> str:
+    text = ""
+    for line in lines:
+        part = _text(index, line)
+        if part:
+            text = f"{text}{_line_joiner(text, part)}{part}" if text else part
+    return text
+
+
+def _page_paragraphs(index: DocumentIndex, page: int) -> list[str]:
+    lo, hi = index.char_page_start[page - 1], index.char_page_start[page]
+    pieces = segments(index.chars, index.boxes, index.lines, lo, hi)
+    if not _in_drawing_order(pieces):
+        pieces = column_order(pieces)
+    paragraphs: list[str] = []
+    previous: list[Segment] | None = None
+    state = _Paragraph(None, 0.0)
+    for cells in _wrapped_cells(index, list(_rows(pieces))):
+        text = " ".join(t for t in (_cell_text(index, cell) for cell in cells) if t)
+        if not text:
+            continue
+        row = [cell[-1] for cell in cells]
+        if previous is not None and _next_table_row(previous, row):
+            paragraphs[-1] += "\n" + text
+            state = _Paragraph(None, row[-1].x1)
+        elif previous is None or _starts_paragraph(index, previous, row, state):
+            paragraphs.append(text)
+            state = _Paragraph(None, row[-1].x1)
+        else:
+            paragraphs[-1] += _line_joiner(paragraphs[-1], text) + text
+            state = _Paragraph(row[0].y0 - previous[0].y0, max(state.right, row[-1].x1))
+        previous = row
+    return paragraphs
 
 
 def _pieces(block: _Block, max_chars: int) -> list[_Block]:
-    """A block longer than a chunk is cut between sentences."""
+    """A paragraph longer than a chunk is cut between sentences."""
     if len(block.text) <= max_chars:
         return [block]
     pieces: list[_Block] = []
@@ -66,18 +256,17 @@ def _pieces(block: _Block, max_chars: int) -> list[_Block]:
 
 
 def _joiner(previous: str, following: str) -> str:
-    # A block that stops mid-sentence and a block that goes on in lower case are one sentence
+    # A paragraph that stops mid-sentence and one that goes on in lower case are one sentence
     # broken by a column or page end; anything else is a new paragraph.
-    if previous[-1] not in ".!?:;\u3002\uff01\uff1f\"'\u201d)" and following[0].islower():
+    if previous[-1] not in _SENTENCE_END and following[0].islower():
         return " "
     return "\n\n"
 
 
-def chunk_pdf(
-    pdf: Path | bytes, target_chars: int = 1000, max_chars: int = 1600
-) -> tuple[list[ChunkDraft], int]:
-    """Return the chunks and the page count. Pages without a text layer produce no chunks."""
-    blocks, page_count = _blocks(pdf)
+def chunk_index(
+    index: DocumentIndex, target_chars: int = 1000, max_chars: int = 1600
+) -> list[ChunkDraft]:
+    """The chunks of an indexed PDF, in reading order. Pages without text produce none."""
     chunks: list[ChunkDraft] = []
     parts: list[_Block] = []
 
@@ -89,13 +278,26 @@ def chunk_pdf(
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 
-    for block in blocks:
-        for piece in _pieces(block, max_chars):
-            size = sum(len(p.text) + 2 for p in parts)
-            if parts and size + len(piece.text) > max_chars:
-                flush()
-            parts.append(piece)
-            if size + len(piece.text) >= target_chars:
-                flush()
+    for page in range(1, index.page_count + 1):
+        for paragraph in _page_paragraphs(index, page):
+            for piece in _pieces(_Block(page, paragraph), max_chars):
+                size = sum(len(p.text) + 2 for p in parts)
+                if parts and size + len(piece.text) > max_chars:
+                    flush()
+                parts.append(piece)
+                if size + len(piece.text) >= target_chars:
+                    flush()
     flush()
-    return chunks, page_count
+    return chunks
+
+
+def chunk_pdf(
+    pdf: Path | bytes,
+    target_chars: int = 1000,
+    max_chars: int = 1600,
+    ocr_pages: Mapping[int, OcrPage] | None = None,
+) -> tuple[list[ChunkDraft], int]:
+    """Return the chunks and the page count. ``ocr_pages``: scanned pages read by OCR, which
+    replace those pages' text layers (``build_index``)."""
+    index = build_index(pdf, ocr_pages=ocr_pages)
+    return chunk_index(index, target_chars, max_chars), index.page_count

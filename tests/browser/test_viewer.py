@@ -409,3 +409,39 @@ def test_viewer_shows_claims_as_text_never_as_markup(browser: Any, service: Live
     assert not [u for u in requested if u.rstrip("/").endswith("/x")], requested
     assert errors == []
     assert shown["block"]["y1"] <= shown["canvas"]["y0"], shown
+
+
+BILL_SENTENCES = Case(
+    "chinese-bill-sentences",
+    "bill",
+    1,
+    "現行勞動基準法第二十八條規定雇主因歇業、清算或宣告破產，本於勞動契約所積欠之工資未滿六個月部分，"
+    "有最優先受清償之權。依相關法令規定土地增值稅、不動產抵押權、動產質權以及動產抵押權的順位都優先於"
+    "工資債權，以致本法對勞工的保障流於形式。",
+    chunk_id="bill-c0000",
+)
+
+
+def test_viewer_highlights_whole_sentences_on_the_chinese_bill(
+    browser: Any, service: LiveService, shared_pdfs: Path
+) -> None:
+    """The bill's printed lines wrap mid-word ("資遣" | "費"): each highlight is a whole sentence
+    of its chunk (it starts where a sentence or paragraph starts and ends at 。！？ or at a
+    paragraph's end), not a printed line, and its rectangles still fit its words."""
+    result = _citation(service, BILL_SENTENCES)
+    document = httpx.get(f"{service.url}/v2/documents/bill", params={"include_text": True}).json()
+    (chunk,) = [c for c in document["chunks"] if c["id"] == BILL_SENTENCES.chunk_id]
+    text = chunk["text"]
+    assert result["highlights"]
+    for highlight in result["highlights"]:
+        start = text.find(highlight["text"])
+        assert start >= 0, highlight["text"]
+        end = start + len(highlight["text"])
+        before, after = text[:start].rstrip(" "), text[end:]
+        assert before == "" or before[-1] in "。！？：\n", (before[-10:], highlight["text"])
+        assert highlight["text"][-1] in "。！？" or after == "" or after.startswith("\n\n"), (
+            highlight["text"],
+            after[:10],
+        )
+        assert "\n" not in highlight["text"], highlight["text"]
+    _check(browser, service, BILL_SENTENCES, result)
