@@ -10,6 +10,14 @@
 # docker-compose.yml (a one-shot `migrate` service) and scripts/deploy/kubernetes (a Job) do so.
 FROM python:3.11-slim
 
+# Tesseract reads scanned pages (HIGHLIGHT_OCR_MODE, HIGHLIGHT_OCR_LANGUAGES): English, French,
+# German and Chinese (Traditional, Simplified), and osd, which turns sideways scans upright.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
+       tesseract-ocr-osd tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-chi-tra \
+       tesseract-ocr-chi-sim \
+    && rm -rf /var/lib/apt/lists/*
+
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

@@ -66,8 +66,9 @@ def _migrate(settings: Settings) -> None:
 async def ingest_into_database(
     settings: Settings, pdf: Path, document_id: str | None
 ) -> dict[str, object]:
-    from app.alignment.index import IndexCache
+    from app.alignment.index_cache import IndexCache
     from app.db.session import create_engine, create_session_factory, dispose_engine
+    from app.documents.indexing import ocr_options
     from app.documents.service import plan_ingest, put_document
     from app.documents.storage import build_storage
     from app.documents.workers import pdf_workers
@@ -77,11 +78,14 @@ async def ingest_into_database(
     # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
     storage = build_storage(settings, pdf_workers(settings))
     try:
-        plan = await asyncio.to_thread(plan_ingest, storage, pdf, document_id)
-        # Before anything is stored: a PDF that cannot be indexed is refused, not half-ingested.
-        # Written to the shared disk cache (when set) and the object store's index blobs (when
-        # PDFs live there), so the servers' first request loads it.
-        cache = IndexCache(settings.index_cache_dir, shared=storage.index_blobs())
+        # Chunked from the text index, so a PDF that cannot be indexed is refused before
+        # anything is stored. The index is written to the shared disk cache (when set) and the
+        # object store's index blobs (when PDFs live there), so the servers' first request loads
+        # it; scanned pages are read by OCR once, here.
+        cache = IndexCache(
+            settings.index_cache_dir, shared=storage.index_blobs(), ocr=ocr_options(settings)
+        )
+        plan = await asyncio.to_thread(plan_ingest, storage, cache, pdf, document_id)
         await asyncio.to_thread(
             index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
         )

@@ -145,6 +145,7 @@ async def put_document_pdf(
         sha256=sha256,
         chunk=chunk,
         title=title,
+        index_cache=state.highlights.index_cache,
     )
     result = PdfUploadResult(
         document_id=document_id,

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.alignment.index_cache import IndexCache
 from app.core.errors import AppError, NotFound
 from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
 from app.db.session import in_transaction
 from app.documents import repository
-from app.documents.chunking import chunk_pdf
+from app.documents.chunking import chunk_index
 from app.documents.errors import (
     ChunkIdsTaken,
     DocumentNotFound,
@@ -34,6 +35,7 @@ from app.documents.errors import (
     UnreadablePdf,
     UploadHashMismatch,
 )
+from app.documents.indexing import cached_index
 from app.documents.models import Chunk, Document
 from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.documents.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
@@ -153,9 +155,13 @@ class IngestPlan:
     facts: PdfFacts
 
 
-def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) -> IngestPlan:
+def plan_ingest(
+    storage: PdfStorage, cache: IndexCache, pdf_path: Path, document_id: str | None
+) -> IngestPlan:
     """Blocking: chunk a PDF from anywhere on disk and make sure the file lives under the root.
-    The bytes are read once, so the hash recorded is the hash of exactly what was chunked."""
+    The bytes are read once, so the hash recorded is the hash of exactly what was chunked. The
+    chunks are cut from the text index (scanned pages read by OCR), which ``cache`` keeps for
+    the first highlight request."""
     if not pdf_path.is_file():
         raise NotFound(f"no such file: {pdf_path}")
     doc_id = document_id or slugify(pdf_path.stem)
@@ -166,7 +172,7 @@ def plan_ingest(storage: PdfStorage, pdf_path: Path, document_id: str | None) ->
         )
     data = pdf_path.read_bytes()
     facts = _inspect(storage, data, hashlib.sha256(data).hexdigest(), pdf_path.name)
-    chunks = _chunks_of(storage, data, pdf_path.name, doc_id)
+    chunks = _chunks_of(storage, cache, data, facts.sha256, pdf_path.name, doc_id)
     relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
     body = DocumentUpsert(title=facts.title or pdf_path.stem, source_path=relative, chunks=chunks)
     return IngestPlan(doc_id, body, facts)
@@ -178,20 +184,23 @@ def _inspect(storage: PdfStorage, data: bytes, sha256: str, name: str) -> PdfFac
     return PdfFacts(sha256, page_count, title)
 
 
-def _chunks_of(storage: PdfStorage, data: bytes, name: str, document_id: str) -> list[ChunkIn]:
+def _chunks_of(
+    storage: PdfStorage, cache: IndexCache, data: bytes, sha256: str, name: str, document_id: str
+) -> list[ChunkIn]:
     """Blocking: the PDF split into chunks as ``ingest`` does, with ids made from the document's
-    (``<id>-c0000``, ...), refusing a PDF without a text layer."""
+    (``<id>-c0000``, ...), refusing a PDF without text (no text layer, and OCR off or unable to
+    read it)."""
     try:
-        drafts, _ = storage.workers.run(chunk_pdf, data, name=name)
+        index = cached_index(storage.workers, cache, lambda: data, sha256, name)
+        drafts = chunk_index(index)
     except AppError:  # PdfTooComplex says what limit the file is over
         raise
     except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
         log.warning("cannot chunk %s", name, exc_info=True)
         raise UnreadablePdf(f"{name} cannot be indexed ({type(exc).__name__}: {exc})") from exc
     if not drafts:
-        raise UnreadablePdf(
-            f"{name} has no text layer to chunk (a scan without OCR?); run OCR first"
-        )
+        how = "and OCR found no text in it" if cache.ocr is not None else "and OCR is off"
+        raise UnreadablePdf(f"{name} has no text layer to chunk {how} (README, Scanned PDFs)")
     # Room for the "-c0000" suffix within a chunk id.
     prefix = document_id[: CHUNK_ID_MAX - 6]
     return [
@@ -229,6 +238,7 @@ async def upload_pdf(
     sha256: str | None = None,
     chunk: bool = False,
     title: str | None = None,
+    index_cache: IndexCache | None = None,
 ) -> Upload:
     """Store an uploaded PDF by its content, after checking it is one this service can read;
     the same bytes again rewrite nothing. ``sha256``: what the sender hashed, refused when the
@@ -252,8 +262,10 @@ async def upload_pdf(
             "damaged on the way or is another file; send it again",
             details={"sha256": actual, "expected": sha256},
         )
+    if chunk and index_cache is None:
+        raise ValueError("chunk=True needs the index cache")
     facts, saved, chunks = await asyncio.to_thread(
-        _store_upload, storage, data, actual, name, document_id, chunk
+        _store_upload, storage, index_cache, data, actual, name, document_id, chunk
     )
     if not chunk:
         return Upload(facts, saved)
@@ -265,11 +277,17 @@ async def upload_pdf(
 
 
 def _store_upload(
-    storage: PdfStorage, data: bytes, sha256: str, name: str, document_id: str, chunk: bool
+    storage: PdfStorage,
+    cache: IndexCache | None,
+    data: bytes,
+    sha256: str,
+    name: str,
+    document_id: str,
+    chunk: bool,
 ) -> tuple[PdfFacts, SavedPdf, list[ChunkIn]]:
     """Blocking: inspect (and chunk) in the PDF workers, then store."""
     facts = _inspect(storage, data, sha256, name)
-    chunks = _chunks_of(storage, data, name, document_id) if chunk else []
+    chunks = _chunks_of(storage, cache, data, sha256, name, document_id) if cache and chunk else []
     return facts, storage.save(data, sha256), chunks
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +43,24 @@ def similarity(a: str, b: str) -> float:
         return " ".join(s.split()).lower()
 
     return float(fuzz.ratio(norm(a), norm(b)))
+
+
+def ocr_under(pdf: Path, rects: list[dict[str, Any]]) -> str:
+    """What Tesseract reads in the page image inside the returned rectangles (unrotated pages),
+    read afresh at 300 dpi: for a scan, proof independent of the index that the rectangles
+    cover the sentence."""
+    parts = []
+    with pymupdf.open(pdf) as doc:
+        for r in rects:
+            page = doc[r["page"] - 1]
+            clip = pymupdf.Rect(r["x0"] - 2, r["y0"] - 2, r["x1"] + 2, r["y1"] + 2)
+            image = page.get_pixmap(dpi=300, clip=clip, colorspace=pymupdf.csGRAY).tobytes("png")
+            read = subprocess.run(
+                ["tesseract", "stdin", "stdout", "--psm", "7", "-l", "eng"],
+                input=image,
+                capture_output=True,
+                check=True,
+                env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+            )
+            parts.append(read.stdout.decode().strip())
+    return " ".join(parts)

@@ -15,7 +15,10 @@ Screenshots are kept under bench/results/viewer/ (CI keeps them as artefacts).
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +35,12 @@ from app.documents.links import VIEWER_CLAIMS, viewer_claim
 from tests.api.helpers import CHUNK_MAIN
 from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
-from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf, write_text_pdf
+from tests.fixtures.pdfs import (
+    ROTATED_SENTENCES,
+    write_image_only_copy,
+    write_rotated_pdf,
+    write_text_pdf,
+)
 
 # Starts server processes, a browser or other programs: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow
@@ -110,6 +118,7 @@ class Case:
     page: int | None  # the page the cited chunk starts on (None: any)
     answer: str | None  # None: the chunk's second sentence
     chunk_id: str | None = None  # the chunk to cite (None: the longest that has the answer)
+    scanned: bool = False  # an image-only page, read by OCR: no text layer in PDF.js
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -125,7 +134,10 @@ def service(tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path) -> Itera
     work = tmp_path_factory.mktemp("viewer")
     env = _env(work)
     pdfs = {"sample": sample_pdf, "rotated": write_rotated_pdf(work / "rotated.pdf")}
+    if shutil.which("tesseract") is not None:  # read by OCR at ingest
+        pdfs["scan"] = write_image_only_copy(sample_pdf, work / "sample-scan.pdf", dpi=200)
     if (SHARED_PDFS / "MANIFEST.tsv").is_file():
+        pdfs["linn"] = SHARED_PDFS / LINN_SCAN
         pdfs["paper"] = SHARED_PDFS / "pdfjs_tracemonkey.pdf"
         pdfs["bill"] = SHARED_PDFS / "twly_bill_LCEWA01_080202_00016_zh-hant.pdf"
     for document_id, pdf in pdfs.items():
@@ -185,8 +197,44 @@ def _yellow_box(pix: pymupdf.Pixmap, region: pymupdf.IRect) -> pymupdf.IRect | N
     return pymupdf.IRect(min(xs), min(ys), max(xs) + 1, max(ys) + 1)
 
 
+def _ocr_letters(png: bytes) -> str:
+    """What Tesseract reads in a piece of the browser's screenshot (one highlighted line)."""
+    read = subprocess.run(
+        ["tesseract", "stdin", "stdout", "--psm", "7", "-l", "eng"],
+        input=png,
+        capture_output=True,
+        check=True,
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+    )
+    return _letters(read.stdout.decode())
+
+
+def _check_scanned_words(page: Any, drawn: list[dict[str, Any]], highlight: dict[str, Any]) -> None:
+    """On a scan the PDF has no text layer for PDF.js to lay out: the words under each drawn
+    rectangle are read from the rendered page itself, by Tesseract, off the screenshot."""
+    page.evaluate("window.scrollTo(0, 0)")
+    read = ""
+    for rect in (r for r in drawn if r["id"] == highlight["highlight_id"]):
+        box = rect["box"]
+        shot = page.screenshot(
+            full_page=True,
+            clip={
+                "x": box["x0"] - 2,
+                "y": box["y0"] - 2,
+                "width": box["x1"] - box["x0"] + 4,
+                "height": box["y1"] - box["y0"] + 4,
+            },
+        )
+        read += _ocr_letters(shot)
+    want = _letters(highlight["display_text"])
+    assert Levenshtein.normalized_similarity(read, want) >= 0.9, (read, want)
+
+
 def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any]) -> None:
-    page = browser.new_page(viewport={"width": 1000, "height": 1200})
+    # A scan's words, read back off the screenshot by OCR, need about 300 dpi: three device
+    # pixels per CSS pixel.
+    scale = 3 if case.scanned else 1
+    page = browser.new_page(viewport={"width": 1000, "height": 1200}, device_scale_factor=scale)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
@@ -206,6 +254,9 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
         assert len(drawn) == sum(len(h["rects"]) for h in expected.values())
         # The words under a highlight's rectangles are its sentence.
         for highlight_id, highlight in expected.items():
+            if case.scanned:
+                _check_scanned_words(page, drawn, highlight)
+                continue
             under = "".join(r["text"] for r in drawn if r["id"] == highlight_id)
             got_text, want = _letters(under), _letters(highlight["text"])
             # Exact up to a glyph: a rectangle a few points off its words loses the letters at
@@ -234,7 +285,8 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
             pixels = pymupdf.Pixmap(shot)
             # Where the API says the highlight is, scaled to the page as the browser shows it:
             # independent of the viewer's own arithmetic.
-            width, height = page_box["x1"] - page_box["x0"], page_box["y1"] - page_box["y0"]
+            width = (page_box["x1"] - page_box["x0"]) * scale
+            height = (page_box["y1"] - page_box["y0"]) * scale
             boxes = [
                 {"x0": n["x0"] * width, "y0": n["y0"] * height,
                  "x1": n["x1"] * width, "y1": n["y1"] * height}
@@ -296,6 +348,28 @@ GENERATED = [
     ),
 ]
 SHARED = [Case("two-column-paper", "paper", 2, None), Case("chinese-bill", "bill", 1, None)]
+LINN_SCAN = "ocrmypdf_linn_scan-no-text.pdf"
+needs_tesseract = pytest.mark.skipif(
+    shutil.which("tesseract") is None,
+    reason="Tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-osd)",
+)
+SCANNED = [
+    Case(
+        "scanned-page-break",
+        "scan",
+        1,
+        "Eleven bids were received and three firms were short-listed after a technical "
+        "evaluation by the procurement committee.",
+        scanned=True,
+    ),
+    Case(
+        "scanned-real-linn",
+        "linn",
+        1,
+        "Each of the 100 sequences contains 32 simultaneous, polyphonic tracks.",
+        scanned=True,
+    ),
+]
 
 
 @pytest.mark.parametrize("case", GENERATED, ids=[c.name for c in GENERATED])
@@ -313,6 +387,18 @@ def test_viewer_on_real_pdfs(
     browser: Any, service: LiveService, case: Case, shared_pdfs: Path
 ) -> None:
     _check(browser, service, case, _citation(service, case))
+
+
+@needs_tesseract
+@pytest.mark.parametrize("case", SCANNED, ids=[c.name for c in SCANNED])
+def test_viewer_on_scanned_pages(browser: Any, service: LiveService, case: Case) -> None:
+    """Pages that are only an image, read by OCR at ingest: the rectangles land on the words in
+    the rendered image (the generated scan crosses a page break; the real one is a 1980s
+    two-column product sheet)."""
+    if case.document_id == "linn" and not (SHARED_PDFS / LINN_SCAN).is_file():
+        pytest.skip(f"../shared/pdfs/{LINN_SCAN} is absent")
+    result = _citation(service, case)
+    _check(browser, service, case, result)
 
 
 def test_viewer_reports_a_missing_highlight_in_the_page(browser: Any, service: LiveService) -> None:
