@@ -17,6 +17,9 @@ $PY bench/locate_eval.py "$pdf_dir" | sed -n '/^Per kind/,$p'
 echo "--- with the chunk's pages as a hint, as the service passes them"
 $PY bench/locate_eval.py "$pdf_dir" --page-hint --no-baseline | sed -n '/^Per kind/,$p'
 
+echo "=== OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
+$PY bench/ocr_eval.py "$pdf_dir"
+
 echo "=== selection on ../shared/pdfs/qa"
 if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
   $PY bench/selection_eval.py
