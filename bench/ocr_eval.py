@@ -55,14 +55,15 @@ import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pymupdf
 from eval_quotes import Quote, Word, join_words, make_quotes, negatives, poppler_layout
 from eval_scoring import Outcome, _fmt, judge, rates, result_rects
 from locate_eval import _locate, generated
-from ocr_images import Variant, image_copy, text_copy
+from ocr_images import Variant, image_copy, text_copy, tilted
 
 from app.alignment.index import DocumentIndex, build_index
 from app.alignment.ocr import OcrOptions, OcrPage, ocr_page, pages_to_ocr
@@ -207,6 +208,24 @@ def load(pdf_dir: Path, folder: Path, args: argparse.Namespace) -> list[Doc]:
 # --------------------------------------------------------------------------- running
 
 
+def as_scanned(doc: Doc, tilts: dict[int, tuple[pymupdf.Point, float]]) -> Doc:
+    """``doc`` with its words (and its quotes' words, the same objects) moved as the scan's
+    tilt moved them, each box keeping its size."""
+    moved: dict[int, Word] = {}
+    for word in doc.words:
+        centre, tilt = tilts.get(word.page, (None, 0.0))
+        if centre is None or not tilt:
+            continue
+        x0, y0, x1, y1 = word.box
+        new = tilted(((x0 + x1) / 2, (y0 + y1) / 2), centre, tilt)
+        dx, dy = new.x - (x0 + x1) / 2, new.y - (y0 + y1) / 2
+        moved[id(word)] = replace(word, box=(x0 + dx, y0 + dy, x1 + dx, y1 + dy))
+    if not moved:
+        return doc
+    quotes = [replace(q, words=[moved.get(id(w), w) for w in q.words]) for q in doc.quotes]
+    return replace(doc, words=[moved.get(id(w), w) for w in doc.words], quotes=quotes)
+
+
 def verdicts(index: DocumentIndex, doc: Doc) -> list[str]:
     by_page: dict[int, list[Word]] = defaultdict(list)
     for word in doc.words:
@@ -291,22 +310,24 @@ def evaluate(
     for doc in docs:  # every copy and OCR job first, so the pool is busy meanwhile
         for name in variants:
             path = folder / f"{name}-{doc.name}"
-            image_copy(doc.path, doc.pages, VARIANTS[name], path, name)
+            tilts = image_copy(doc.path, doc.pages, VARIANTS[name], path, name)
             options = OcrOptions(languages=doc.languages, dpi=ocr_dpi, mode="auto")
             futures = {p: pool.submit(ocr_page, path, p, options) for p in doc.pages}
-            jobs[(doc.name, name)] = (path, futures)
+            jobs[(doc.name, name)] = (path, futures, tilts)
     for doc in docs:
         path = folder / f"{TEXT}-{doc.name}"
         text_copy(doc.path, doc.pages, path)
         runs[TEXT][doc.name] = Run(verdicts(build_index(path), doc))
     for doc in docs:
         for name in variants:
-            path, futures = jobs[(doc.name, name)]
+            path, futures, tilts = jobs[(doc.name, name)]
             ocr = {p: future.result() for p, future in futures.items()}
-            run = Run(verdicts(build_index(path, ocr_pages=ocr), doc))
+            # A tilted scan moves its words: the ground truth is where they are on the copy.
+            seen = as_scanned(doc, tilts)
+            run = Run(verdicts(build_index(path, ocr_pages=ocr), seen))
             run.ocr_seconds = [page.seconds for page in ocr.values()]
             run.auto_pages = pages_to_ocr(path, "auto")
-            run.alignment = alignment(ocr, doc.words)
+            run.alignment = alignment(ocr, seen.words)
             runs[name][doc.name] = run
         print(
             f"{doc.name}: pages {doc.pages}, {doc.languages}, {len(doc.quotes)} quotes", flush=True

@@ -44,27 +44,40 @@ def _speckle(pixmap: pymupdf.Pixmap, share: float, rng: random.Random) -> None:
             pixmap.set_pixel(x + dx, y + dy, (value,))
 
 
-def scan(page: pymupdf.Page, variant: Variant, rng: random.Random) -> tuple[bytes, pymupdf.Rect]:
+def scan(
+    page: pymupdf.Page, variant: Variant, rng: random.Random
+) -> tuple[bytes, pymupdf.Rect, float]:
     """The image of ``page`` (whose /Rotate must be 0) and the rectangle to insert it into,
     in the page's coordinates: the page itself, or for a tilted scan a larger rectangle with
     the same centre (the tilt turns the page about its centre at the same scale; the page's
-    edges clip what falls outside)."""
+    edges clip what falls outside), and the tilt in degrees."""
     zoom = variant.dpi / 72
     matrix = pymupdf.Matrix(zoom, zoom)
+    tilt = 0.0
     if variant.degraded:
-        matrix.prerotate(rng.choice((-1, 1)) * rng.uniform(*variant.tilt))
+        tilt = rng.choice((-1, 1)) * rng.uniform(*variant.tilt)
+        matrix.prerotate(tilt)
     pixmap = page.get_pixmap(matrix=matrix, colorspace=pymupdf.csGRAY, alpha=False)
     if not variant.degraded:
-        return pixmap.tobytes("png"), page.rect
+        return pixmap.tobytes("png"), page.rect, tilt
     _speckle(pixmap, variant.speckles, rng)
     centre = (page.rect.tl + page.rect.br) / 2
     half = pymupdf.Point(pixmap.width / zoom / 2, pixmap.height / zoom / 2)
     rect = pymupdf.Rect(centre - half, centre + half)
-    return pixmap.tobytes("jpg", jpg_quality=variant.jpeg_quality), rect
+    return pixmap.tobytes("jpg", jpg_quality=variant.jpeg_quality), rect, tilt
 
 
-def image_copy(src: Path, pages: list[int], variant: Variant, out: Path, seed: str) -> None:
-    """Write ``out``: ``src`` with 1-based ``pages`` as scans and every other page blank."""
+def tilted(point: tuple[float, float], centre: pymupdf.Point, tilt: float) -> pymupdf.Point:
+    """Where ``point`` of the original page lies on its copy scanned with ``tilt`` degrees."""
+    return (pymupdf.Point(point) - centre) * pymupdf.Matrix(tilt) + centre
+
+
+def image_copy(
+    src: Path, pages: list[int], variant: Variant, out: Path, seed: str
+) -> dict[int, tuple[pymupdf.Point, float]]:
+    """Write ``out``: ``src`` with 1-based ``pages`` as scans and every other page blank.
+    Returns each scanned page's centre and tilt (0 unless degraded), for the ground truth."""
+    tilts: dict[int, tuple[pymupdf.Point, float]] = {}
     with pymupdf.open(src) as doc, pymupdf.open() as copy:
         for number, page in enumerate(doc, start=1):
             rotation = page.rotation
@@ -72,10 +85,12 @@ def image_copy(src: Path, pages: list[int], variant: Variant, out: Path, seed: s
             if number in pages:
                 page.set_rotation(0)  # in memory only: render the unrotated frame
                 rng = random.Random(f"{seed}:{src.name}:{number}")
-                image, rect = scan(page, variant, rng)
+                image, rect, tilt = scan(page, variant, rng)
                 new.insert_image(rect, stream=image)
+                tilts[number] = ((page.rect.tl + page.rect.br) / 2, tilt)
             new.set_rotation(rotation)
         copy.save(out, garbage=3, deflate=True)
+    return tilts
 
 
 def text_copy(src: Path, pages: list[int], out: Path) -> None:

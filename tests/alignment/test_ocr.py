@@ -129,15 +129,19 @@ def _one_line_page(confidence: int) -> dict[int, OcrPage]:
     return {1: OcrPage(1, (line,), 0.1)}
 
 
-def test_the_score_drops_with_low_ocr_confidence(tmp_path: Path) -> None:
+def test_the_score_drops_with_low_ocr_confidence_and_a_doubtful_reading_is_refused(
+    tmp_path: Path,
+) -> None:
     doc = pymupdf.open()
     doc.new_page(width=595, height=842)
     doc.save(tmp_path / "blank.pdf")
     blank = tmp_path / "blank.pdf"
-    sure, unsure = (build_index(blank, ocr_pages=_one_line_page(c)) for c in (96, 45))
+    sure, fair, doubtful = (build_index(blank, ocr_pages=_one_line_page(c)) for c in (96, 81, 45))
     quote = "The harbour dredging ends in June after the survey."
     assert locate(sure, quote).score == 100.0
-    assert locate(unsure, quote).score == pytest.approx(50.0, abs=0.5)
+    assert locate(fair, quote).score == pytest.approx(90.0, abs=0.5)
+    # Words OCR barely made out are no more convincing than a poor match: refused, no guess.
+    assert locate(doubtful, quote).status == "no_match"
 
 
 def test_ocr_text_and_confidence_survive_the_index_blob(tmp_path: Path) -> None:

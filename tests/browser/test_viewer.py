@@ -209,32 +209,37 @@ def _ocr_letters(png: bytes) -> str:
     return _letters(read.stdout.decode())
 
 
-def _check_scanned_words(page: Any, drawn: list[dict[str, Any]], highlight: dict[str, Any]) -> None:
+def _check_scanned_words(browser: Any, service: LiveService, result: dict[str, Any]) -> None:
     """On a scan the PDF has no text layer for PDF.js to lay out: the words under each drawn
-    rectangle are read from the rendered page itself, by Tesseract, off the screenshot."""
-    page.evaluate("window.scrollTo(0, 0)")
-    read = ""
-    for rect in (r for r in drawn if r["id"] == highlight["highlight_id"]):
-        box = rect["box"]
-        shot = page.screenshot(
-            full_page=True,
-            clip={
-                "x": box["x0"] - 2,
-                "y": box["y0"] - 2,
-                "width": box["x1"] - box["x0"] + 4,
-                "height": box["y1"] - box["y0"] + 4,
-            },
-        )
-        read += _ocr_letters(shot)
-    want = _letters(highlight["display_text"])
-    assert Levenshtein.normalized_similarity(read, want) >= 0.9, (read, want)
+    rectangle are read from the rendered page itself, by Tesseract, off a screenshot taken at
+    three device pixels per CSS pixel (about 300 dpi, as OCR needs)."""
+    page = browser.new_page(viewport={"width": 1000, "height": 1200}, device_scale_factor=3)
+    try:
+        page.goto(service.url + result["viewer_link"])
+        drawn = page.evaluate(MEASURE)["rects"]
+        page.evaluate("window.scrollTo(0, 0)")
+        for highlight in result["highlights"]:
+            read = ""
+            for rect in (r for r in drawn if r["id"] == highlight["highlight_id"]):
+                box = rect["box"]
+                shot = page.screenshot(
+                    full_page=True,
+                    clip={
+                        "x": box["x0"] - 2,
+                        "y": box["y0"] - 2,
+                        "width": box["x1"] - box["x0"] + 4,
+                        "height": box["y1"] - box["y0"] + 4,
+                    },
+                )
+                read += _ocr_letters(shot)
+            want = _letters(highlight["display_text"])
+            assert Levenshtein.normalized_similarity(read, want) >= 0.9, (read, want)
+    finally:
+        page.close()
 
 
 def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any]) -> None:
-    # A scan's words, read back off the screenshot by OCR, need about 300 dpi: three device
-    # pixels per CSS pixel.
-    scale = 3 if case.scanned else 1
-    page = browser.new_page(viewport={"width": 1000, "height": 1200}, device_scale_factor=scale)
+    page = browser.new_page(viewport={"width": 1000, "height": 1200})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
@@ -255,8 +260,7 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
         # The words under a highlight's rectangles are its sentence.
         for highlight_id, highlight in expected.items():
             if case.scanned:
-                _check_scanned_words(page, drawn, highlight)
-                continue
+                continue  # no text layer: _check_scanned_words reads the words
             under = "".join(r["text"] for r in drawn if r["id"] == highlight_id)
             got_text, want = _letters(under), _letters(highlight["text"])
             # Exact up to a glyph: a rectangle a few points off its words loses the letters at
@@ -285,8 +289,7 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
             pixels = pymupdf.Pixmap(shot)
             # Where the API says the highlight is, scaled to the page as the browser shows it:
             # independent of the viewer's own arithmetic.
-            width = (page_box["x1"] - page_box["x0"]) * scale
-            height = (page_box["y1"] - page_box["y0"]) * scale
+            width, height = page_box["x1"] - page_box["x0"], page_box["y1"] - page_box["y0"]
             boxes = [
                 {"x0": n["x0"] * width, "y0": n["y0"] * height,
                  "x1": n["x1"] * width, "y1": n["y1"] * height}
@@ -399,6 +402,7 @@ def test_viewer_on_scanned_pages(browser: Any, service: LiveService, case: Case)
         pytest.skip(f"../shared/pdfs/{LINN_SCAN} is absent")
     result = _citation(service, case)
     _check(browser, service, case, result)
+    _check_scanned_words(browser, service, result)
 
 
 def test_viewer_reports_a_missing_highlight_in_the_page(browser: Any, service: LiveService) -> None:
