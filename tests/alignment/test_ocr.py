@@ -129,9 +129,7 @@ def _one_line_page(confidence: int) -> dict[int, OcrPage]:
     return {1: OcrPage(1, (line,), 0.1)}
 
 
-def test_the_score_drops_with_low_ocr_confidence_and_a_doubtful_reading_is_refused(
-    tmp_path: Path,
-) -> None:
+def test_the_score_drops_with_low_ocr_confidence(tmp_path: Path) -> None:
     doc = pymupdf.open()
     doc.new_page(width=595, height=842)
     doc.save(tmp_path / "blank.pdf")
@@ -140,8 +138,9 @@ def test_the_score_drops_with_low_ocr_confidence_and_a_doubtful_reading_is_refus
     quote = "The harbour dredging ends in June after the survey."
     assert locate(sure, quote).score == 100.0
     assert locate(fair, quote).score == pytest.approx(90.0, abs=0.5)
-    # Words OCR barely made out are no more convincing than a poor match: refused, no guess.
-    assert locate(doubtful, quote).status == "no_match"
+    # The score says how sure the placement is; the words are still where OCR read them.
+    found = locate(doubtful, quote)
+    assert (found.status, found.score) == ("found", pytest.approx(50.0, abs=0.5))
 
 
 def test_ocr_text_and_confidence_survive_the_index_blob(tmp_path: Path) -> None:
