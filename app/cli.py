@@ -83,7 +83,9 @@ async def ingest_into_database(
         # object store's index blobs (when PDFs live there), so the servers' first request loads
         # it; scanned pages are read by OCR once, here.
         cache = IndexCache(
-            settings.index_cache_dir, shared=storage.index_blobs(), ocr=ocr_options(settings)
+            settings.index_cache_dir,
+            shared=storage.index_blobs(),
+            ocr=ocr_options(settings, command=True),
         )
         plan = await asyncio.to_thread(plan_ingest, storage, cache, pdf, document_id)
         await asyncio.to_thread(

@@ -20,6 +20,9 @@ $PY bench/locate_eval.py "$pdf_dir" --page-hint --no-baseline | sed -n '/^Per ki
 echo "=== OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
 $PY bench/ocr_eval.py "$pdf_dir"
 
+echo "=== chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
+$PY bench/reading_order.py
+
 echo "=== selection on ../shared/pdfs/qa"
 if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
   $PY bench/selection_eval.py

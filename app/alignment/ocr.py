@@ -118,9 +118,10 @@ def needs_ocr(page: pymupdf.Page, mode: OcrMode) -> bool:
         return False
     if mode == "force":
         return True
+    if _image_share(page) < MIN_IMAGE_SHARE:  # the cheaper test first
+        return False
     visible, unmapped = _visible_chars(page)
-    unreadable = visible < MIN_TEXT_CHARS or unmapped > visible / 2
-    return unreadable and _image_share(page) >= MIN_IMAGE_SHARE
+    return visible < MIN_TEXT_CHARS or unmapped > visible / 2
 
 
 def pages_to_ocr(pdf: Path | bytes, mode: OcrMode) -> list[int]:

@@ -32,8 +32,10 @@ from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
 # A gap (bottom to top) between a paragraph's first two lines wider than this share of a line
-# height ends it: body text leads by 0.1-0.7 of a line (CJK text is often set double-spaced) ...
-PARAGRAPH_GAP = 1.0
+# height ends it: body text leads by 0.1-0.7 of a line (CJK text is often set double-spaced),
+# and a blank line between a heading or a one-line paragraph and the next makes 0.8-1.0 of the
+# (ascent-to-descent) line boxes ...
+PARAGRAPH_GAP = 0.75
 # ... and after them, a line pitch (top to top) this much wider than the paragraph's own.
 PITCH_GROWTH = 1.25
 # Type size (line height) changing by more than this share starts a paragraph (a heading).
@@ -278,15 +280,19 @@ def chunk_index(
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 
+    full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
     for page in range(1, index.page_count + 1):
         for paragraph in _page_paragraphs(index, page):
             for piece in _pieces(_Block(page, paragraph), max_chars):
                 size = sum(len(p.text) + 2 for p in parts)
-                if parts and size + len(piece.text) > max_chars:
+                # ... unless it goes on with the sentence the parts end in: a chunk never ends
+                # mid-sentence where max_chars leaves room.
+                goes_on = bool(parts) and _joiner(parts[-1].text, piece.text) == " "
+                if parts and (size + len(piece.text) > max_chars or (full and not goes_on)):
                     flush()
+                    size = 0
                 parts.append(piece)
-                if size + len(piece.text) >= target_chars:
-                    flush()
+                full = size + len(piece.text) >= target_chars
     flush()
     return chunks
 

@@ -34,16 +34,19 @@ log = logging.getLogger(__name__)
 OCR_INSTALL = "apt-get install tesseract-ocr tesseract-ocr-<lang> (README, Scanned PDFs)"
 
 
-def ocr_options(settings: Settings) -> OcrOptions | None:
+def ocr_options(settings: Settings, command: bool = False) -> OcrOptions | None:
     """What OCR this process can do, said once at start: None when it is off or Tesseract is not
     installed (scanned pages then keep ``no_text_layer``, as before). Configured languages that
-    are not installed are left out, with a warning; none left is OCR off."""
+    are not installed are left out, with a warning; none left is OCR off. ``command``: for a
+    one-shot command (ingest), a missing Tesseract is only worth a line at INFO: an ingest it
+    matters to is refused with the reason ("... and OCR is off")."""
     if settings.ocr_mode == "off" or settings.ocr_max_pages == 0:
         log.info("OCR is off (HIGHLIGHT_OCR_MODE)")
         return None
     installed = tesseract_languages()
     if installed is None:
-        log.warning(
+        log.log(
+            logging.INFO if command else logging.WARNING,
             "OCR is off: Tesseract is not installed, so scanned pages keep no_text_layer; "
             "install it with %s",
             OCR_INSTALL,
@@ -148,6 +151,12 @@ def cached_index(
         started = time.perf_counter()
         try:
             index = build_in_workers(workers, read(), name, cache.ocr)
+        except PdfTooComplex as exc:
+            # Here, not in the caller: a build a batch stopped waiting for ends in the
+            # background, and its refusal must still be remembered.
+            cache.refuse(sha256, exc.message)
+            metrics.INDEX_BUILDS.labels("failed").inc()
+            raise
         except BaseException:
             metrics.INDEX_BUILDS.labels("failed").inc()
             raise
@@ -155,10 +164,6 @@ def cached_index(
         metrics.INDEX_BUILD_SECONDS.observe(time.perf_counter() - started)
         return index
 
-    try:
-        if wait_s is None:
-            return cache.get(sha256, build)
-        return cache.get_within(sha256, build, wait_s)
-    except PdfTooComplex as exc:
-        cache.refuse(sha256, exc.message)
-        raise
+    if wait_s is None:
+        return cache.get(sha256, build)
+    return cache.get_within(sha256, build, wait_s)

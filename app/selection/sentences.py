@@ -46,6 +46,7 @@ _CJK_WRAP_END = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
 _CJK_TEXT = re.compile(f"[{CJK_RANGES}\u3000-\u303f\uff00-\uffef]")
 _WORD_CHAR = re.compile(r"[\w.]")
 LONG_SEGMENT = 400
+_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,5})[.)]")
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,26 @@ def split_sentences(text: str) -> list[Sentence]:
         spans.extend(_split_long(text, previous, cut))
         previous = cut
     sentences: list[Sentence] = []
-    for raw_start, raw_end in spans:
+    for raw_start, raw_end in join_enumerators(text, spans):
         start, end = _trim(text, raw_start, raw_end)
         if any(ch.isalnum() for ch in text[start:end]):
             sentences.append(Sentence(len(sentences) + 1, start, end, text[start:end]))
     return sentences
+
+
+def join_enumerators(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A piece that is only a list item's number or letter ("5.", "(b)", "iv.") belongs to the
+    item after it: the dot after it looks like a sentence's end, and on its own it is nothing a
+    reader would pick, or the locator could place."""
+    joined: list[tuple[int, int]] = []
+    carry: int | None = None
+    for start, end in spans:
+        if carry is not None:
+            start, carry = carry, None
+        if _ENUMERATOR.fullmatch(text, *_trim(text, start, end)):
+            carry = start
+            continue
+        joined.append((start, end))
+    if carry is not None:
+        joined.append((carry, len(text)))
+    return joined

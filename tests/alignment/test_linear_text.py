@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 
 from app.alignment.text import normalize_text, split_elision
 from app.selection.selection import select_batch
-from app.selection.sentences import ABBREVIATIONS, LONG_SEGMENT, Sentence, split_sentences
+from app.selection.sentences import (
+    ABBREVIATIONS,
+    LONG_SEGMENT,
+    Sentence,
+    _cjk_wrap,
+    join_enumerators,
+    split_sentences,
+)
 
 # --- The oracle: split_sentences and split_elision as they were before they were made linear. ---
 
@@ -66,7 +73,8 @@ def _old_boundaries(text: str) -> list[int]:
             continue
         cuts.add(match.end())
     cuts.update(m.end() for m in _OLD_CJK_END.finditer(text))
-    cuts.update(m.start() for m in _OLD_BLANK_LINE.finditer(text))
+    # The rule added since (a printed CJK line's end is no paragraph's) applies to both.
+    cuts.update(m.start() for m in _OLD_BLANK_LINE.finditer(text) if not _cjk_wrap(text, m))
     cuts.update(m.start() for m in _OLD_BULLET.finditer(text))
     return sorted(c for c in cuts if 0 < c < len(text))
 
@@ -91,7 +99,8 @@ def old_split_sentences(text: str) -> list[OldSentence]:
         spans.extend(_old_split_long(text, previous, cut))
         previous = cut
     sentences: list[OldSentence] = []
-    for raw_start, raw_end in spans:
+    # The rule added since (a list item's number goes with its item) applies to both.
+    for raw_start, raw_end in join_enumerators(text, spans):
         start, end = raw_start, raw_end
         while start < end and text[start].isspace():
             start += 1

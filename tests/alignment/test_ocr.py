@@ -140,7 +140,8 @@ def test_the_score_drops_with_low_ocr_confidence(tmp_path: Path) -> None:
     assert locate(fair, quote).score == pytest.approx(90.0, abs=0.5)
     # The score says how sure the placement is; the words are still where OCR read them.
     found = locate(doubtful, quote)
-    assert (found.status, found.score) == ("found", pytest.approx(50.0, abs=0.5))
+    assert found.status == "found"
+    assert found.score == pytest.approx(50.0, abs=0.5)
 
 
 def test_ocr_text_and_confidence_survive_the_index_blob(tmp_path: Path) -> None:

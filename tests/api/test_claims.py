@@ -147,7 +147,7 @@ async def test_display_text_reading_order_and_page_boxes(
 ) -> None:
     # The model names the sentence that crosses the page break first, then the hyphenated one.
     def crossing_first(body: dict[str, Any]) -> Any:
-        return completion(json.dumps({"results": [[10, 5], [1]]}))
+        return completion(json.dumps({"results": [[11, 6], [1]]}))
 
     scripted_llm.handler = crossing_first
     settings = llm_settings(database_url, pdf_root, scripted_llm)
@@ -156,7 +156,7 @@ async def test_display_text_reading_order_and_page_boxes(
     request["citations"].append({"chunk_id": CHUNK_LIGATURES, "citation_id": "2"})
     main, ligatures = (await post(settings, request))["results"]
     hyphenated, crossing = main["highlights"]  # reading order, not the model's order
-    assert [h["sentence_id"] for h in main["highlights"]] == [5, 10]
+    assert [h["sentence_id"] for h in main["highlights"]] == [6, 11]
     assert "parlia- mentary" in hyphenated["text"]
     assert "parliamentary committee" in hyphenated["display_text"]
     assert hyphenated["text"] == request_text(hyphenated)

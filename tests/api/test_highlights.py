@@ -69,7 +69,7 @@ async def test_llm_highlights_cover_the_chosen_sentences(
     assert [main["citation_id"], ligatures["citation_id"]] == ["1", "2"]
     assert main["status"] == "highlighted"
     assert main["reason"] is None
-    assert [h["sentence_id"] for h in main["highlights"]] == [5, 7]
+    assert [h["sentence_id"] for h in main["highlights"]] == [6, 8]
     pdf = pdf_root / "sample" / "sample-assembly.pdf"
     for result in (main, ligatures):
         for h in result["highlights"]:
@@ -109,7 +109,7 @@ async def test_without_llm_the_lexical_selector_highlights(
     (result,) = data["results"]
     assert result["status"] == "highlighted"
     assert result["reason"] == "llm_disabled"
-    assert 5 in [h["sentence_id"] for h in result["highlights"]]
+    assert 6 in [h["sentence_id"] for h in result["highlights"]]
 
 
 @pytest.mark.parametrize(

@@ -129,3 +129,18 @@ def test_chunks_keep_their_pages_and_sizes(tmp_path: Path, size: int) -> None:
     for n in range(3):
         for sentence in _sentences(n, 8):
             assert sentence in joined
+
+
+def test_headings_stand_alone_and_no_chunk_ends_mid_sentence(tmp_path: Path) -> None:
+    """The sample report: its title and headings, a blank line below each, are paragraphs of
+    their own; a paragraph whose last lines reach past the chunk size is not cut mid-sentence
+    (the old blocks kept it whole, and so must the new paragraphs)."""
+    from app.documents.sample import write_sample_pdf
+
+    chunks, _ = chunk_pdf(write_sample_pdf(tmp_path / "sample.pdf"))
+    main = chunks[0].text
+    assert main.startswith("Sample Assembly - Official Report, Thursday 20 November 2025\n\n")
+    assert "\n\nWATER SUPPLY (AMENDMENT) BILL\n\nThe Minister" in main
+    assert main.endswith("according to the National Transport Authority.")
+    for chunk in chunks:
+        assert chunk.text.rstrip()[-1] in ".!?", chunk.text[-80:]

@@ -90,3 +90,13 @@ def test_a_bullet_inside_a_word_or_a_dash_is_not_an_item() -> None:
     assert texts("Results•2024 were flat - sales - and costs rose.") == [
         "Results•2024 were flat - sales - and costs rose."
     ]
+
+
+def test_a_list_items_number_goes_with_its_item() -> None:
+    # "5." alone is nothing a reader picks, nor anything the locator can place on the page.
+    assert texts("Land Court.\n\n5. Hon. Justice Mary Kasango.\n\n(b) The second item.") == [
+        "Land Court.",
+        "5. Hon. Justice Mary Kasango.",
+        "(b) The second item.",
+    ]
+    assert texts("It rose by 5. Then it fell.") == ["It rose by 5.", "Then it fell."]
