@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -227,6 +228,12 @@ def _words_by_line(tsv: str) -> list[list[_Word]]:
     return list(lines.values())
 
 
+def _advance(char: str) -> float:
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2.0
+    return 0.5 if char in ".,;:'!|()[]" else 1.0
+
+
 def _lines(tsv: str, scale_x: float, scale_y: float) -> list[OcrLine]:
     out: list[OcrLine] = []
     for words in _words_by_line(tsv):
@@ -241,10 +248,15 @@ def _lines(tsv: str, scale_x: float, scale_y: float) -> list[OcrLine]:
                 text.append(" ")
                 boxes.extend((previous_x1, y0, max(previous_x1, x0), y1))
                 confidence.append(word.confidence)
-            step = (x1 - x0) / len(word.text)
-            for k, char in enumerate(word.text):
+            # Each character's share of the word's width by its usual advance: an ideograph is
+            # twice as wide as a Latin letter or a digit ("第8屆"), narrow punctuation half.
+            weights = [_advance(char) for char in word.text]
+            unit = (x1 - x0) / sum(weights)
+            left = x0
+            for char, weight in zip(word.text, weights, strict=True):
                 text.append(char)
-                boxes.extend((x0 + k * step, y0, x0 + (k + 1) * step, y1))
+                boxes.extend((left, y0, left + weight * unit, y1))
                 confidence.append(word.confidence)
+                left += weight * unit
         out.append(OcrLine("".join(text), tuple(boxes), tuple(confidence)))
     return out

@@ -177,3 +177,6 @@ def test_cjk_words_join_without_spaces_and_latin_words_with_one() -> None:
     # The space spans the gap between the words; each character its share of its word.
     assert second.boxes[16:20] == (25.0, 15.0, 30.0, 25.0)
     assert second.boxes[0:4] == (0.0, 15.0, 6.25, 25.0)
+    # An ideograph takes twice a digit's share of a word's width.
+    (mixed,) = _lines("\n".join([header, "5\t1\t1\t1\t1\t1\t100\t0\t50\t20\t90\t第8屆"]), 1, 1)
+    assert [mixed.boxes[4 * k + 2] - mixed.boxes[4 * k] for k in range(3)] == [20.0, 10.0, 20.0]
