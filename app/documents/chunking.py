@@ -36,6 +36,9 @@ _SPACES = re.compile(r"\s+")
 # and a blank line between a heading or a one-line paragraph and the next makes 0.8-1.0 of the
 # (ascent-to-descent) line boxes ...
 PARAGRAPH_GAP = 0.75
+# ... but CJK text is often set double-spaced: a printed line wrapping between two ideographs
+# leads by up to a whole line box (the Traditional Chinese bill).
+PARAGRAPH_GAP_CJK = 1.0
 # ... and after them, a line pitch (top to top) this much wider than the paragraph's own.
 PITCH_GROWTH = 1.25
 # Type size (line height) changing by more than this share starts a paragraph (a heading).
@@ -180,7 +183,11 @@ def _starts_paragraph(
         return True  # the next word would have fit: the line was ended on purpose
     if piece.y0 < above.y0:
         return True  # back up: another column
-    if pitch is None and piece.y0 - above.y1 > PARAGRAPH_GAP * height:
+    cjk = _cjk_edge(index.chars[above.end - 1]) and _cjk_edge(index.chars[piece.start])
+    if (
+        pitch is None
+        and piece.y0 - above.y1 > (PARAGRAPH_GAP_CJK if cjk else PARAGRAPH_GAP) * height
+    ):
         return True
     if pitch is not None and piece.y0 - above.y0 > PITCH_GROWTH * pitch:
         return True
