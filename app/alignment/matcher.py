@@ -16,6 +16,7 @@ from rapidfuzz.distance import Indel
 
 from app.alignment.grams import GramTable, seeds
 from app.alignment.text import information
+from app.core.scripts import CJK
 
 # Quote/document gap difference still read as an edit rather than a jump (about a long word).
 EDIT_GAP = 20
@@ -202,13 +203,19 @@ def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
     return best
 
 
+def _edge_run(part: str) -> int:
+    """Shortest run of a quote's edge found again on its own: two ideographs say as much as a
+    short Latin word (an OCR'd "搞權等" for "質權等" keeps its "權等")."""
+    return 2 if len(part) >= 2 and CJK.match(part[-1]) and CJK.match(part[0]) else MIN_EDGE_RUN
+
+
 def _head(text: str, part: str, lo: int, end: int) -> tuple[int, int]:
     """(new start, matched chars) for an unmatched quote head ending at document ``end``:
     over words dropped from the quote, then over a changed word next to the matched rest."""
     if not part or len(part) > EDIT_GAP:
         return end, 0
     area = max(lo, end - len(part) - EDIT_GAP)
-    for cut in range(0, len(part) - MIN_EDGE_RUN + 1):
+    for cut in range(0, len(part) - _edge_run(part) + 1):
         found = text.rfind(part[: len(part) - cut], area, end)
         if found >= 0:
             return found, len(part) - cut
@@ -221,7 +228,7 @@ def _tail(text: str, part: str, start: int, hi: int) -> tuple[int, int]:
     if not part or len(part) > EDIT_GAP:
         return start, 0
     area = min(hi, start + len(part) + EDIT_GAP)
-    for cut in range(0, len(part) - MIN_EDGE_RUN + 1):
+    for cut in range(0, len(part) - _edge_run(part) + 1):
         found = text.find(part[cut:], start, area)
         if found >= 0:
             return min(area, found + len(part) - cut), len(part) - cut
