@@ -118,15 +118,18 @@ class IndexCache:
             if future is None:
                 future = self._background.submit(self.get, sha256, build)
                 self._building[sha256] = future
-                future.add_done_callback(lambda _: self._done_building(sha256))
+                future.add_done_callback(lambda done: self._done_building(sha256, done))
         try:
             return future.result(timeout=wait_s)
         except FutureTimeout:
             raise IndexPending(sha256) from None
 
-    def _done_building(self, sha256: str) -> None:
+    def _done_building(self, sha256: str, done: Future[DocumentIndex]) -> None:
         with self._lock:
             self._building.pop(sha256, None)
+        failure = done.exception()
+        if failure is not None:  # the batch that started it may have stopped waiting
+            log.warning("building the text index of %s failed: %s", sha256[:12], failure)
 
     def refuse(self, sha256: str, reason: str) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -142,6 +143,7 @@ class HighlightService:
             "ocr": index_cache.ocr.tag() if index_cache.ocr is not None else "off",
         }
         self._last_prune = 0.0
+        self._warmers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warm-index")
 
     def begin_shutdown(self) -> None:
         self.chooser.begin_shutdown()
@@ -158,7 +160,10 @@ class HighlightService:
             await forget_other_content(self.session_factory, document_id)
         except Exception as exc:  # an outage: the rows wait for the next change
             log.warning("could not delete the old highlights of %s: %r", document_id, exc)
-        await asyncio.to_thread(self.warm_index, source_path, sha256)
+        # Its own threads, not asyncio's default pool: reading a scan takes minutes, and a few
+        # uploads at once would otherwise hold every thread the batches' locating needs.
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._warmers, self.warm_index, source_path, sha256)
 
     def warm_index(self, source_path: str, sha256: str) -> None:
         """Blocking: build (or load) a document's text index ahead of its first highlight request,
