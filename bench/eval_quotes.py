@@ -356,3 +356,28 @@ def negatives(
         others = [q for q in others if normalize_text(q.text) not in skeletons[doc]]
         for q in rng.sample(others, min(count, len(others))):
             quotes.append(Quote(doc, "negative", q.text, perturbation=f"from {q.doc}"))
+
+
+def corpus(
+    pdfs: list[Path],
+    made: dict[str, tuple[list[Word], list[Quote]]],
+    per_kind: int,
+    seed: int,
+    negative_count: int,
+) -> tuple[dict[str, list[Word]], dict[str, list[Quote]]]:
+    """Words and quotes of each PDF: poppler's for the corpus, the drawn ones for the
+    generated PDFs in ``made``; each document also gets negatives from the others."""
+    layouts = {p.name: poppler_layout(p) for p in pdfs if p.name not in made}
+    words_by_doc = {d: layout.words for d, layout in layouts.items()}
+    quotes_by_doc = {
+        d: make_quotes(d, layout, per_kind, seed) for d, layout in layouts.items() if layout.words
+    }
+    skeletons = {
+        d: normalize_text(join_words(ws)) + "|" + layouts[d].raw_skeleton
+        for d, ws in words_by_doc.items()
+    }
+    for name, (words, quotes) in made.items():
+        words_by_doc[name], quotes_by_doc[name] = words, quotes
+        skeletons[name] = normalize_text(join_words(words))
+    negatives(quotes_by_doc, skeletons, negative_count, seed)
+    return words_by_doc, quotes_by_doc

@@ -32,14 +32,13 @@ from collections import defaultdict
 from pathlib import Path
 
 import pymupdf
-from eval_quotes import Quote, Word, join_words, make_quotes, negatives, poppler_layout
+from eval_quotes import Quote, Word, corpus
 from eval_scoring import Outcome, baseline, judge, report, result_rects
 from gen_cells import make_cjk, make_tables
 from gen_irs import make_columns, make_repeated
 
 from app.alignment.index import DocumentIndex, build_index
 from app.alignment.locate import ChunkHint, LocateResult, locate
-from app.alignment.text import normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PDFS = ROOT.parent / "shared" / "pdfs"
@@ -135,21 +134,7 @@ def main() -> None:
     made = {} if args.no_generated else generated(Path(workdir.name), args.per_kind, args.seed)
     pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
     pdfs += sorted(p for p in Path(workdir.name).glob("*.pdf") if args.only in p.name)
-    layouts = {p.name: poppler_layout(p) for p in pdfs if p.name not in made}
-    words_by_doc = {d: layout.words for d, layout in layouts.items()}
-    quotes_by_doc = {
-        d: make_quotes(d, layout, args.per_kind, args.seed)
-        for d, layout in layouts.items()
-        if layout.words
-    }
-    skeletons = {
-        d: normalize_text(join_words(ws)) + "|" + layouts[d].raw_skeleton
-        for d, ws in words_by_doc.items()
-    }
-    for name, (words, quotes) in made.items():
-        words_by_doc[name], quotes_by_doc[name] = words, quotes
-        skeletons[name] = normalize_text(join_words(words))
-    negatives(quotes_by_doc, skeletons, args.negatives, args.seed)
+    words_by_doc, quotes_by_doc = corpus(pdfs, made, args.per_kind, args.seed, args.negatives)
     outcomes: list[Outcome] = []
     build: dict[str, float] = {}
     for pdf in pdfs:

@@ -60,14 +60,13 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
-from eval_quotes import Quote, Word, join_words, make_quotes, negatives, poppler_layout
+from eval_quotes import Quote, Word, corpus
 from eval_scoring import Outcome, _fmt, judge, rates, result_rects
 from locate_eval import _locate, generated
 from ocr_images import Variant, image_copy, text_copy, tilted
 
 from app.alignment.index import DocumentIndex, build_index
 from app.alignment.ocr import OcrOptions, OcrPage, ocr_page, pages_to_ocr
-from app.alignment.text import normalize_text
 from app.core.scripts import is_cjk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,22 +171,9 @@ def load(pdf_dir: Path, folder: Path, args: argparse.Namespace) -> list[Doc]:
     made = generated(folder, args.per_kind, args.seed)
     pdfs = sorted(p for p in pdf_dir.glob("*.pdf") if args.only in p.name)
     pdfs += sorted(p for p in folder.glob("*.pdf") if args.only in p.name)
-    layouts = {p.name: poppler_layout(p) for p in pdfs if p.name not in made}
-    words_by_doc = {d: layout.words for d, layout in layouts.items()}
-    quotes_by_doc = {
-        d: make_quotes(d, layout, args.per_kind, args.seed)
-        for d, layout in layouts.items()
-        if layout.words
-    }
-    skeletons = {
-        d: normalize_text(join_words(ws)) + "|" + layouts[d].raw_skeleton
-        for d, ws in words_by_doc.items()
-    }
-    for name, (words, quotes) in made.items():
-        if name in {p.name for p in pdfs}:
-            words_by_doc[name], quotes_by_doc[name] = words, quotes
-            skeletons[name] = normalize_text(join_words(words))
-    negatives(quotes_by_doc, skeletons, args.negatives, args.seed)
+    names = {p.name for p in pdfs}
+    chosen = {name: drawn for name, drawn in made.items() if name in names}
+    words_by_doc, quotes_by_doc = corpus(pdfs, chosen, args.per_kind, args.seed, args.negatives)
     features = manifest(pdf_dir)
     docs = []
     for pdf in pdfs:
