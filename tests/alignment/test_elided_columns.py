@@ -12,20 +12,10 @@ import pytest
 from app.alignment.index import DocumentIndex, build_index
 from app.alignment.locate import LineRect, locate
 
-LEFT = [
-    "Taxpayers who received payments through an",
-    "online marketplace must report the gross",
-    "amount on the schedule attached to the return",
-    "even when no form was issued to them. If you",
-    "moved during the year, use the address where",
-]
-MIDDLE = [
-    "you lived on the last day of the year. Spouses",
-    "filing separately each report their own share",
-    "of community income under the state rules.",
-    "Rental income from a vacation home is not",
-    "reported when the home was rented briefly.",
-]
+# The two-column text of test_layout, here the left and middle of three columns.
+from .test_layout import LEFT
+from .test_layout import RIGHT as MIDDLE
+
 RIGHT = [
     "Estimated payments made for the prior year",
     "are credited first to any balance still due",
