@@ -45,6 +45,18 @@ def similarity(a: str, b: str) -> float:
     return float(fuzz.ratio(norm(a), norm(b)))
 
 
+def ocr_line(png: bytes) -> str:
+    """What Tesseract reads in an image of one line of English text."""
+    read = subprocess.run(
+        ["tesseract", "stdin", "stdout", "--psm", "7", "-l", "eng"],
+        input=png,
+        capture_output=True,
+        check=True,
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+    )
+    return read.stdout.decode().strip()
+
+
 def ocr_under(pdf: Path, rects: list[dict[str, Any]]) -> str:
     """What Tesseract reads in the page image inside the returned rectangles (unrotated pages),
     read afresh at 300 dpi: for a scan, proof independent of the index that the rectangles
@@ -55,12 +67,5 @@ def ocr_under(pdf: Path, rects: list[dict[str, Any]]) -> str:
             page = doc[r["page"] - 1]
             clip = pymupdf.Rect(r["x0"] - 2, r["y0"] - 2, r["x1"] + 2, r["y1"] + 2)
             image = page.get_pixmap(dpi=300, clip=clip, colorspace=pymupdf.csGRAY).tobytes("png")
-            read = subprocess.run(
-                ["tesseract", "stdin", "stdout", "--psm", "7", "-l", "eng"],
-                input=image,
-                capture_output=True,
-                check=True,
-                env={**os.environ, "OMP_THREAD_LIMIT": "1"},
-            )
-            parts.append(read.stdout.decode().strip())
+            parts.append(ocr_line(image))
     return " ".join(parts)

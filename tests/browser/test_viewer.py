@@ -15,10 +15,8 @@ Screenshots are kept under bench/results/viewer/ (CI keeps them as artefacts).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 from app.documents.links import VIEWER_CLAIMS, viewer_claim
-from tests.api.helpers import CHUNK_MAIN
+from tests.api.helpers import CHUNK_MAIN, ocr_line
 from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import (
@@ -197,18 +195,6 @@ def _yellow_box(pix: pymupdf.Pixmap, region: pymupdf.IRect) -> pymupdf.IRect | N
     return pymupdf.IRect(min(xs), min(ys), max(xs) + 1, max(ys) + 1)
 
 
-def _ocr_letters(png: bytes) -> str:
-    """What Tesseract reads in a piece of the browser's screenshot (one highlighted line)."""
-    read = subprocess.run(
-        ["tesseract", "stdin", "stdout", "--psm", "7", "-l", "eng"],
-        input=png,
-        capture_output=True,
-        check=True,
-        env={**os.environ, "OMP_THREAD_LIMIT": "1"},
-    )
-    return _letters(read.stdout.decode())
-
-
 def _check_scanned_words(browser: Any, service: LiveService, result: dict[str, Any]) -> None:
     """On a scan the PDF has no text layer for PDF.js to lay out: the words under each drawn
     rectangle are read from the rendered page itself, by Tesseract, off a screenshot taken at
@@ -231,7 +217,7 @@ def _check_scanned_words(browser: Any, service: LiveService, result: dict[str, A
                         "height": box["y1"] - box["y0"] + 4,
                     },
                 )
-                read += _ocr_letters(shot)
+                read += _letters(ocr_line(shot))
             want = _letters(highlight["display_text"])
             assert Levenshtein.normalized_similarity(read, want) >= 0.9, (read, want)
     finally:
