@@ -3,11 +3,7 @@ that a chunker stored as a blank line."""
 
 from __future__ import annotations
 
-from app.selection.sentences import split_sentences
-
-
-def _texts(text: str) -> list[str]:
-    return [sentence.text for sentence in split_sentences(text)]
+from .test_sentences import texts as _texts
 
 
 def test_a_blank_line_mid_sentence_does_not_cut_a_word() -> None:
