@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from app.core.scripts import CJK_RANGES
+from app.core.scripts import CJK_TEXT_RANGES
 
 _KEPT_PREFIXES = frozenset({"self", "non", "well", "anti", "ex", "co", "cross", "half", "pre"})
 _HYPHENS = "-\u2010\u00ad"
@@ -35,8 +35,7 @@ _LINE_END_HYPHEN = re.compile(
 )
 _LIGATURES = re.compile("[\ufb00-\ufb4f]")
 # CJK characters and their punctuation ("，", "。", "「"): no space between them.
-_CJK_TEXT = CJK_RANGES + "\u3000-\u303f\uff00-\uffef"
-_SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK_TEXT}])\s+(?=[{_CJK_TEXT}])")
+_SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{CJK_TEXT_RANGES}])\s+(?=[{CJK_TEXT_RANGES}])")
 _SPACES = re.compile(r"\s+")
 
 

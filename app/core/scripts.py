@@ -14,6 +14,12 @@ CJK_RANGES = (
     "\U00020000-\U0002fa1f"
 )
 CJK = re.compile(f"[{CJK_RANGES}]")
+# Their punctuation ("，", "。", "「", full-width forms): no space goes beside it either.
+CJK_PUNCTUATION_RANGES = "\u3000-\u303f\uff00-\uffef"
+CJK_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION_RANGES}]")
+# CJK text: the characters and their punctuation.
+CJK_TEXT_RANGES = CJK_RANGES + CJK_PUNCTUATION_RANGES
+CJK_TEXT = re.compile(f"[{CJK_TEXT_RANGES}]")
 
 
 def is_cjk(char: str) -> bool:

@@ -27,7 +27,7 @@ from app.alignment.index import DocumentIndex, build_index
 from app.alignment.layout import Segment, segments
 from app.alignment.ocr import OcrPage
 from app.alignment.text import clean_extracted
-from app.core.scripts import is_cjk
+from app.core.scripts import CJK_PUNCTUATION, is_cjk
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -59,8 +59,6 @@ CELL_PADDING = 1.5
 # lines hold some 30 characters); table figures are narrower.
 PROSE_WIDTH = 8.0
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
-# Full-width punctuation that CJK lines start or end with; no space goes beside it either.
-_CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 
 
@@ -86,7 +84,7 @@ class _Block:
 
 def _cjk_edge(char: str) -> bool:
     # Not Hangul: Korean puts spaces between words and wraps lines at them.
-    return (is_cjk(char) and not _HANGUL.match(char)) or bool(_CJK_PUNCTUATION.match(char))
+    return (is_cjk(char) and not _HANGUL.match(char)) or bool(CJK_PUNCTUATION.match(char))
 
 
 def _line_joiner(previous: str, following: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.scripts import CJK_RANGES
+from app.core.scripts import CJK_RANGES, CJK_TEXT
 
 # Lower-cased, without the dot. Parliamentary and legal text is full of these.
 ABBREVIATIONS = frozenset(
@@ -43,7 +43,6 @@ _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*+\n\s*")
 _BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
 # A CJK line that ends on these has not ended its sentence; one that starts on these goes on.
 _CJK_WRAP_END = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
-_CJK_TEXT = re.compile(f"[{CJK_RANGES}\u3000-\u303f\uff00-\uffef]")
 _WORD_CHAR = re.compile(r"[\w.]")
 LONG_SEGMENT = 400
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,5})[.)]")
@@ -86,7 +85,7 @@ def _cjk_wrap(text: str, blank: re.Match[str]) -> bool:
     a paragraph's. Cut there, a sentence loses its words' halves ("資遣" | "費")."""
     before = text[blank.start() - 1] if blank.start() else ""
     after = text[blank.end()] if blank.end() < len(text) else ""
-    return bool(before and after and _CJK_WRAP_END.match(before) and _CJK_TEXT.match(after))
+    return bool(before and after and _CJK_WRAP_END.match(before) and CJK_TEXT.match(after))
 
 
 def _boundaries(text: str) -> list[int]:
