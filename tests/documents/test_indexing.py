@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from app.alignment.index_cache import IndexCache, IndexPending
+from app.alignment.ocr import OcrFailed, OcrOptions, ocr_page
 from app.documents.errors import PdfTooComplex
-from app.documents.indexing import cached_index
+from app.documents.indexing import cached_index, read_scanned_pages
+from app.documents.sample import write_sample_pdf
 from app.documents.workers import PdfWorkers, WorkerLimits
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
+from tests.fixtures.pdfs import write_image_only_copy
 
 pytestmark = pytest.mark.slow  # starts PDF worker processes
 
@@ -34,3 +38,27 @@ def test_a_refusal_found_after_the_batch_stopped_waiting_is_remembered(tmp_path:
         assert time.monotonic() - started < 1  # refused at once, no second build
     finally:
         workers.close()
+
+
+needs_tesseract = pytest.mark.skipif(
+    shutil.which("tesseract") is None, reason="Tesseract is not installed (apt-get install …)"
+)
+
+
+@needs_tesseract
+def test_a_page_tesseract_cannot_finish_in_time_costs_that_page_only(tmp_path: Path) -> None:
+    scan = write_image_only_copy(write_sample_pdf(tmp_path / "s.pdf"), tmp_path / "scan.pdf")
+    data = scan.read_bytes()
+    with pytest.raises(OcrFailed, match="took more than"):
+        ocr_page(data, 1, OcrOptions(page_timeout_s=0.001))
+    pages = read_scanned_pages(PdfWorkers(None), data, "scan.pdf", OcrOptions(page_timeout_s=0.001))
+    assert pages == {}  # every page failed alone; the document is still indexed, without them
+
+
+@needs_tesseract
+def test_pages_past_the_ocr_budget_are_left_unread(tmp_path: Path) -> None:
+    scan = write_image_only_copy(write_sample_pdf(tmp_path / "s.pdf"), tmp_path / "scan.pdf")
+    pages = read_scanned_pages(
+        PdfWorkers(None), scan.read_bytes(), "scan.pdf", OcrOptions(max_pages=1)
+    )
+    assert list(pages) == [1]
