@@ -51,20 +51,30 @@ def _database_problem(settings: Settings, exc: BaseException) -> DatabaseUnavail
     )
 
 
-def _migrate(settings: Settings) -> None:
+def _migrate(settings: Settings, *, announce: bool = True) -> list[str]:
+    """The revisions applied, oldest first (logged in one line when ``announce``)."""
     from app.db.migrate import upgrade
+    from app.db.session import describe_database
 
     try:
-        upgrade(settings.database_url)
+        applied = upgrade(settings.database_url)
     except Exception as exc:
         problem = _database_problem(settings, exc)
         if problem is None:
             raise
         raise problem from exc
+    if applied and announce:
+        log.info(
+            "database %s migrated to %s (%s)",
+            describe_database(settings.database_url),
+            applied[-1],
+            ", ".join(applied),
+        )
+    return applied
 
 
 async def ingest_into_database(
-    settings: Settings, pdf: Path, document_id: str | None
+    settings: Settings, pdf: Path, document_id: str | None, title: str | None = None
 ) -> dict[str, object]:
     from app.alignment.index_cache import IndexCache
     from app.db.session import create_engine, create_session_factory, dispose_engine
@@ -87,7 +97,7 @@ async def ingest_into_database(
             shared=storage.index_blobs(),
             ocr=ocr_options(settings, command=True),
         )
-        plan = await asyncio.to_thread(plan_ingest, storage, cache, pdf, document_id)
+        plan = await asyncio.to_thread(plan_ingest, storage, cache, pdf, document_id, title)
         await asyncio.to_thread(
             index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
         )
@@ -107,6 +117,7 @@ async def ingest_into_database(
     document = outcome.document
     return {
         "document_id": document.id,
+        "title": document.title,
         "source_path": document.source_path,
         "pages": document.page_count,
         "chunks": [c.id for c in document.chunks],
@@ -126,9 +137,10 @@ def _start_up_problem(settings: Settings, exc: BaseException) -> str:
 
 
 def _serve(settings: Settings, host: str, port: int, workers: int | None = None) -> None:
-    from app.main import create_app
+    from app.main import create_app, describe_service
     from app.server import serve, serve_workers
 
+    summary = describe_service(settings)
     workers = workers or settings.workers
     if workers > 1:
         serve_workers(
@@ -139,10 +151,11 @@ def _serve(settings: Settings, host: str, port: int, workers: int | None = None)
             workers,
             setup_logging=_configure_logging,
             describe=_start_up_problem,
+            summary=summary,
         )
         return
     try:
-        serve(create_app(settings), settings, host, port)
+        serve(create_app(settings), settings, host, port, summary)
     except Exception as exc:  # the lifespan's start-up failed
         problem = _database_problem(settings, exc)
         if problem is None:
@@ -151,6 +164,8 @@ def _serve(settings: Settings, host: str, port: int, workers: int | None = None)
 
 
 def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    # Before anything else: a server whose LLM is half set would fail every batch's LLM call.
+    settings.require_llm_settings()
     # With several replicas a release runs `migrate` once (a Job) and serve does not
     # (HIGHLIGHT_MIGRATE_ON_START=false); /readyz says when the schema is behind.
     if settings.migrate_on_start and not args.no_migrate:
@@ -160,14 +175,17 @@ def _cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
-    _migrate(settings)
-    print(f"database at {settings.database_url} is up to date")
+    from app.db.session import describe_database
+
+    applied = _migrate(settings, announce=False)
+    done = f" (applied {', '.join(applied)})" if applied else ""
+    print(f"database {describe_database(settings.database_url)} is up to date{done}")
     return 0
 
 
 def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     _migrate(settings)
-    result = asyncio.run(ingest_into_database(settings, args.pdf, args.document_id))
+    result = asyncio.run(ingest_into_database(settings, args.pdf, args.document_id, args.title))
     print(json.dumps(result, indent=2))
     return 0
 
@@ -191,6 +209,8 @@ def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
 def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     from app.documents.sample import write_sample_pdf
 
+    settings.require_llm_settings()
+
     _migrate(settings)
     pdf = write_sample_pdf(settings.pdf_root / "sample" / "sample-assembly.pdf")
     result = asyncio.run(ingest_into_database(settings, pdf, SAMPLE_DOCUMENT_ID))
@@ -210,6 +230,15 @@ def _cmd_openapi(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _title(text: str) -> str:
+    # The bounds DocumentUpsert.title has, said here as an argument error rather than later
+    # as a validation error.
+    title = " ".join(text.split())
+    if not title or len(title) > 500 or "\x00" in title:
+        raise argparse.ArgumentTypeError("a title is 1 to 500 characters of text")
+    return title
+
+
 def _worker_count(text: str) -> int:
     # The same bounds as Settings.workers.
     if not text.isdigit() or not 1 <= int(text) <= 64:
@@ -217,16 +246,38 @@ def _worker_count(text: str) -> int:
     return int(text)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="highlight-service", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    serve = sub.add_parser(
-        "serve",
-        help="run the HTTP API (migrates first unless HIGHLIGHT_MIGRATE_ON_START=false)",
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    description: str,
+    example: str,
+) -> argparse.ArgumentParser:
+    # Raw text: the help lays out input, output and an example as written (cli_help.py).
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from app import cli_help
+
+    parser = argparse.ArgumentParser(
+        prog="highlight-service",
+        description="Citation highlights for a RAG chat: which sentences of the cited chunks\n"
+        "support an answer, and where they are in the PDF (page numbers and rectangles).",
+        epilog=cli_help.MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = _command(sub, "serve", "run the HTTP API", cli_help.SERVE, cli_help.SERVE_EXAMPLE)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
     serve.add_argument("--no-migrate", action="store_true", help="do not run migrations first")
     serve.add_argument(
         "--workers",
@@ -236,28 +287,62 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_cmd_serve)
 
-    sub.add_parser("migrate", help="bring the database schema up to date").set_defaults(
-        func=_cmd_migrate
-    )
+    _command(
+        sub,
+        "migrate",
+        "bring the database schema up to date",
+        cli_help.MIGRATE,
+        cli_help.MIGRATE_EXAMPLE,
+    ).set_defaults(func=_cmd_migrate)
 
-    ingest = sub.add_parser("ingest", help="split a PDF into chunks and store them (idempotent)")
-    ingest.add_argument("pdf", type=Path)
-    ingest.add_argument("--document-id", help="defaults to the file name, slugified")
+    ingest = _command(
+        sub,
+        "ingest",
+        "PDF -> chunks stored in the database (JSON summary on stdout)",
+        cli_help.INGEST,
+        cli_help.INGEST_EXAMPLE,
+    )
+    ingest.add_argument("pdf", type=Path, metavar="PDF", help="the PDF file to ingest")
+    ingest.add_argument(
+        "--document-id", help="the document's id (default: the file name, slugified)"
+    )
+    ingest.add_argument(
+        "--title",
+        type=_title,
+        help="the title the viewer and results show (default: the PDF's own title, else "
+        "the file name)",
+    )
     ingest.set_defaults(func=_cmd_ingest)
 
-    locate = sub.add_parser(
-        "locate", help="JSON lines {id, quote, pages?} on stdin -> rectangles on stdout"
+    locate = _command(
+        sub,
+        "locate",
+        "JSON lines of quotes on stdin -> JSON lines of rectangles on stdout",
+        cli_help.LOCATE,
+        cli_help.LOCATE_EXAMPLE,
     )
-    locate.add_argument("pdf", type=Path)
+    locate.add_argument("pdf", type=Path, metavar="PDF", help="the PDF to search")
     locate.set_defaults(func=_cmd_locate)
 
-    demo = sub.add_parser("demo", help="ingest the generated sample PDF, then serve")
-    demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8000)
+    demo = _command(
+        sub,
+        "demo",
+        "ingest a generated sample PDF, then serve (no LLM key needed)",
+        cli_help.DEMO,
+        cli_help.DEMO_EXAMPLE,
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    demo.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
     demo.set_defaults(func=_cmd_demo)
 
-    openapi = sub.add_parser("openapi", help="print the OpenAPI document")
-    openapi.add_argument("--output", type=Path)
+    openapi = _command(
+        sub,
+        "openapi",
+        "print the OpenAPI document (JSON)",
+        cli_help.OPENAPI,
+        cli_help.OPENAPI_EXAMPLE,
+    )
+    openapi.add_argument("--output", type=Path, help="write to this file instead of stdout")
     openapi.set_defaults(func=_cmd_openapi)
     return parser
 
@@ -272,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(settings)
     try:
         code: int = args.func(settings, args)
+    except ConfigurationError as exc:  # a setting checked where it is used (the LLM's, storage)
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
     except AppError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

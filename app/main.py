@@ -6,7 +6,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import PurePath
 from typing import Any
 
 import openai
@@ -14,7 +13,6 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
-from sqlalchemy.engine import URL
 
 from app import __version__
 from app.alignment.index_cache import IndexCache
@@ -28,7 +26,12 @@ from app.core import tracing
 from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
 from app.core.security import Scope, TokenRegistry
-from app.db.session import create_engine, create_session_factory, dispose_engine
+from app.db.session import (
+    create_engine,
+    create_session_factory,
+    describe_database,
+    dispose_engine,
+)
 from app.documents.indexing import ocr_options
 from app.documents.storage import build_storage
 from app.documents.workers import pdf_workers
@@ -44,6 +47,7 @@ def build_llm(
 ) -> StructuredClient | None:
     if settings.llm_provider == "none":
         return None
+    settings.require_llm_settings()
     return StructuredClient(
         base_url=settings.llm_base_url,
         model=settings.llm_model,
@@ -126,10 +130,15 @@ def _drop_stream_wide_schemas(schema: dict[str, Any]) -> None:
                     stream.pop("schema", None)
 
 
-def _database_name(url: URL) -> str:
-    """Kind and name, never a password, a host's address or a server path (logs are shipped)."""
-    name = (url.database or "").removeprefix("file:").split("?", 1)[0]
-    return f"{url.get_backend_name()} {PurePath(name).name or 'in memory'}"
+def describe_service(settings: Settings) -> str:
+    """What a person starting the service needs to know, beside the address: which database,
+    which LLM, whether callers need a token."""
+    if settings.llm_provider == "none":
+        llm = "LLM none (sentences chosen by word overlap)"
+    else:
+        llm = f"LLM {settings.llm_provider} ({settings.llm_model})"
+    auth = "auth on" if settings.auth_enabled else "auth off"
+    return f"database {describe_database(settings.database_url)}, {llm}, {auth}"
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -189,12 +198,11 @@ def create_app(
             max_concurrent_previews=settings.max_concurrent_previews,
         )
         app.state.services = AppState(settings, engine, factory, storage, tokens, service, stored)
-        logging.getLogger(__name__).info(
-            "highlight-service ready (llm provider %s, database %s, storage %s, auth %s)",
-            settings.llm_provider,
-            _database_name(engine.url),
+        # The server logs the one "ready" line once the port is bound (server.py).
+        logging.getLogger(__name__).debug(
+            "app started (%s, storage %s)",
+            describe_service(settings),
             "object store" if settings.storage_url else "local folder",
-            "on" if tokens.enabled else "off",
         )
         try:
             yield

@@ -71,10 +71,40 @@ class RedactQuerySecrets(logging.Filter):
         return True
 
 
-def install_log_redaction() -> None:
+# uvicorn's start-up lines, which the one "ready" line replaces (it names the address too),
+# and its lifespan's shutdown steps; "Shutting down" stays.
+_START_UP_NOISE = (
+    "Started server process",
+    "Started parent process",
+    "Waiting for application startup.",
+    "Application startup complete.",
+    "Uvicorn running on",
+    "Waiting for application shutdown.",
+    "Application shutdown complete.",
+    "Finished server process",
+)
+
+
+class QuietStartup(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.levelno == logging.INFO
+            and isinstance(record.msg, str)
+            and record.msg.startswith(_START_UP_NOISE)
+        )
+
+
+def install_log_filters() -> None:
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, RedactQuerySecrets) for f in access.filters):
         access.addFilter(RedactQuerySecrets())
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, QuietStartup) for f in errors.filters):
+        errors.addFilter(QuietStartup())
+
+
+def http_address(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 class _StartupWatch:
@@ -129,9 +159,20 @@ def _begin_shutdown(app: FastAPI) -> None:
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+    def __init__(self, config: uvicorn.Config, app: FastAPI, summary: str) -> None:
         super().__init__(config)
         self._app = app
+        self._summary = summary
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        # Only now is the port bound: a lifespan that started on a port another process holds
+        # would otherwise have said "ready" before failing.
+        if self.started:
+            bound = self.servers[0].sockets[0].getsockname() if self.servers else None
+            port = bound[1] if bound else self.config.port
+            where = http_address(self.config.host, port)
+            log.info("highlight-service ready on %s (%s)", where, self._summary)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if not self.should_exit:
@@ -154,13 +195,14 @@ def _uvicorn_options(settings: Settings, host: str, port: int) -> dict[str, Any]
     }
 
 
-def serve(app: FastAPI, settings: Settings, host: str, port: int) -> None:
+def serve(app: FastAPI, settings: Settings, host: str, port: int, summary: str = "") -> None:
     """Runs until shut down. A start-up that fails raises: the lifespan's own exception, or
-    AppError when the port cannot be had (uvicorn logged why in one line)."""
-    install_log_redaction()
+    AppError when the port cannot be had (uvicorn logged why in one line). Once the port is
+    bound, one line says where the service is and ``summary`` (database, LLM, auth)."""
+    install_log_filters()
     watch = _StartupWatch(app)
     config = uvicorn.Config(watch, **_uvicorn_options(settings, host, port))
-    server = _Server(config, app)
+    server = _Server(config, app, summary)
     try:
         server.run()
     except SystemExit:  # uvicorn's way of saying it could not start
@@ -204,7 +246,7 @@ class _WorkerConfig(uvicorn.Config):
     def configure_logging(self) -> None:
         super().configure_logging()
         self.setup_logging(self.settings)
-        install_log_redaction()
+        install_log_filters()
 
     def load_app(self) -> Any:
         app = self.create(self.settings)
@@ -337,11 +379,12 @@ def serve_workers(
     *,
     setup_logging: Callable[[Settings], None],
     describe: Describe,
+    summary: str = "",
 ) -> None:
     """``workers`` processes, each with its own app built by ``create(settings)`` (a module-level
     function: it is sent by reference), until SIGTERM or SIGINT. A worker that fails to start
     stops them all, and AppError says why in one line (``describe``'s)."""
-    install_log_redaction()
+    install_log_filters()
     with _run_folder() as run_dir:
         config = _WorkerConfig(
             create,
@@ -356,7 +399,12 @@ def serve_workers(
             _listening_socket(host, port).close()
         except OSError as exc:
             raise AppError(f"the service did not start on {host}:{port}: {exc}") from None
-        log.info("listening on http://%s:%d with %d worker processes", host, port, workers)
+        log.info(
+            "highlight-service listening on %s with %d worker processes (%s)",
+            http_address(host, port),
+            workers,
+            summary,
+        )
         supervisor = _Supervisor(config)
         try:
             supervisor.run()

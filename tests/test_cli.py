@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,36 @@ def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, sample_pdf
     assert len(list((tmp_path / "cache").glob("*.idx"))) == 1
 
 
+def test_ingest_takes_a_title_and_stores_its_copy_readable_like_any_other_file(
+    tmp_path: Path, sample_pdf: Path
+) -> None:
+    env = cli_env(tmp_path)
+    titled = run_cli(
+        "ingest", str(sample_pdf), "--document-id", "s1", "--title", " Budget  Statement ", env=env
+    )
+    assert titled.returncode == 0, titled.stderr
+    stored = json.loads(titled.stdout)
+    assert stored["title"] == "Budget Statement"
+    # Without --title, the PDF's own title.
+    plain = json.loads(run_cli("ingest", str(sample_pdf), "--document-id", "s2", env=env).stdout)
+    assert plain["title"] == "Sample Assembly - Official Report, Thursday 20 November 2025"
+    blank = run_cli("ingest", str(sample_pdf), "--title", "  ", env=env)
+    assert blank.returncode == 2
+    assert "--title: a title is 1 to 500 characters of text" in blank.stderr
+
+    # The copy under the PDF root (the file was outside it) and the index blob get the mode
+    # every other file gets from the umask, as the database does, not mkstemp's 0600.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    copy = tmp_path / "pdfs" / stored["source_path"]
+    (index_blob,) = (tmp_path / "cache").glob("*.idx")
+    modes = {
+        path.name: stat.S_IMODE(path.stat().st_mode)
+        for path in (copy, index_blob, tmp_path / "cli.db")
+    }
+    assert set(modes.values()) == {0o666 & ~mask}, {k: oct(v) for k, v in modes.items()}
+
+
 def test_ingest_of_a_missing_file_says_so(tmp_path: Path) -> None:
     result = run_cli("ingest", str(tmp_path / "nope.pdf"), env=cli_env(tmp_path))
     assert result.returncode == 1
@@ -71,9 +102,46 @@ def test_bad_document_id_says_what_is_allowed(tmp_path: Path, sample_pdf: Path) 
 
 def test_bad_configuration_fails_fast_with_the_variable_name(tmp_path: Path) -> None:
     env = cli_env(tmp_path) | {"HIGHLIGHT_LLM_PROVIDER": "vllm", "HIGHLIGHT_LLM_BASE_URL": ""}
-    result = run_cli("migrate", env=env)
+    result = run_cli("serve", env=env)
     assert result.returncode == 2
     assert "HIGHLIGHT_LLM_BASE_URL" in result.stderr
+    # Refused before the database is touched.
+    assert not (tmp_path / "cli.db").exists()
+
+
+def test_a_half_set_llm_blocks_only_the_commands_that_use_it(
+    tmp_path: Path, sample_pdf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Provider and URL set, no key: ingest, locate and migrate never call the LLM and work;
+    serve and demo refuse to start, naming the missing variable."""
+    from tests.test_cli_help import ingest_example_fields
+
+    env = cli_env(tmp_path) | {
+        "HIGHLIGHT_LLM_PROVIDER": "openrouter",
+        "HIGHLIGHT_LLM_BASE_URL": "https://openrouter.ai/api/v1",
+        "HIGHLIGHT_LLM_MODEL": "openai/gpt-4o-mini",
+    }
+    assert run_cli("migrate", env=env).returncode == 0
+    ingested = run_cli("ingest", str(sample_pdf), "--document-id", "s1", env=env)
+    assert ingested.returncode == 0, ingested.stderr
+    # The help's example shows every field ingest prints.
+    assert set(json.loads(ingested.stdout)) == ingest_example_fields(capsys)
+    located = run_cli(
+        "locate",
+        str(sample_pdf),
+        env=env,
+        stdin='{"id": 1, "quote": "Eleven bids were received"}\n',
+    )
+    assert located.returncode == 0, located.stderr
+    assert json.loads(located.stdout)["status"] == "found"
+    for command in ("serve", "demo"):
+        refused = run_cli(command, "--port", "1", env=env)
+        assert refused.returncode == 2, refused.stderr
+        (line,) = refused.stderr.splitlines()
+        assert line == (
+            "configuration error: HIGHLIGHT_LLM_PROVIDER=openrouter needs HIGHLIGHT_LLM_API_KEY "
+            "(or HIGHLIGHT_LLM_PROVIDER=none for the lexical selector)"
+        )
 
 
 def test_configuration_errors_never_print_any_part_of_a_secret(tmp_path: Path) -> None:
@@ -85,7 +153,7 @@ def test_configuration_errors_never_print_any_part_of_a_secret(tmp_path: Path) -
         "HIGHLIGHT_LLM_BASE_URL": "",
         "HIGHLIGHT_AUTH_WRITE_TOKENS": '["write-token-TOPSECRET"]',
     }
-    result = run_cli("migrate", env=env)
+    result = run_cli("serve", env=env)
     assert result.returncode == 2
     assert "HIGHLIGHT_LLM_BASE_URL" in result.stderr
     output = result.stdout + result.stderr

@@ -8,7 +8,6 @@ import logging
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -21,6 +20,7 @@ from typing import Protocol
 from app.alignment import index_codec
 from app.alignment.index import INDEX_VERSION, DocumentIndex
 from app.alignment.ocr import OcrOptions
+from app.core.files import temp_file
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class IndexCache:
         try:
             self._cache_dir.mkdir(parents=True, exist_ok=True)
             # Write-then-rename so a concurrent reader in another process never sees half a file.
-            fd, tmp_name = tempfile.mkstemp(dir=self._cache_dir, prefix=f".{name}.", suffix=".tmp")
+            fd, tmp_name = temp_file(self._cache_dir, prefix=f".{name}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp_name, self._cache_dir / name)

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 LLMProvider = Literal["vllm", "openrouter", "openai", "none"]
@@ -150,27 +150,35 @@ class Settings(BaseSettings):
             ) from None
         return value
 
-    @model_validator(mode="after")
-    def _llm_needs_endpoint(self) -> Settings:
-        # Fail at start-up, not on the first user request, when an LLM is asked for but not wired.
-        if self.llm_provider != "none":
-            missing = [
-                f"HIGHLIGHT_LLM_{name.upper()}"
-                for name in ("base_url", "model")
-                if not getattr(self, f"llm_{name}")
-            ]
-            if missing:
-                raise ValueError(
-                    f"HIGHLIGHT_LLM_PROVIDER={self.llm_provider} needs {', '.join(missing)}"
-                )
+    def llm_problem(self) -> str | None:
+        """What an LLM provider set without its base URL, model or key lacks, or None. Checked
+        where the LLM is used (``serve``, ``demo``, the app), not when settings load: ``ingest``,
+        ``locate`` and ``migrate`` never call the LLM and must not be blocked by its settings."""
+        if self.llm_provider == "none":
+            return None
+        missing = [
+            f"HIGHLIGHT_LLM_{name.upper()}"
+            for name in ("base_url", "model")
+            if not getattr(self, f"llm_{name}")
+        ]
         if (
             self.llm_provider in ("openrouter", "openai")
             and not self.llm_api_key.get_secret_value()
         ):
-            raise ValueError(
-                f"HIGHLIGHT_LLM_PROVIDER={self.llm_provider} needs HIGHLIGHT_LLM_API_KEY"
-            )
-        return self
+            missing.append("HIGHLIGHT_LLM_API_KEY")
+        if not missing:
+            return None
+        return (
+            f"HIGHLIGHT_LLM_PROVIDER={self.llm_provider} needs {', '.join(missing)} "
+            "(or HIGHLIGHT_LLM_PROVIDER=none for the lexical selector)"
+        )
+
+    def require_llm_settings(self) -> None:
+        """Raise a ConfigurationError (names the variables, never a value) when the LLM is
+        half set; the service refuses to start rather than fail on the first batch."""
+        problem = self.llm_problem()
+        if problem is not None:
+            raise ConfigurationError(problem)
 
     @property
     def auth_enabled(self) -> bool:

@@ -11,6 +11,8 @@ at head and does nothing.
 from __future__ import annotations
 
 import fcntl
+import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -75,10 +77,36 @@ def _file_lock(path: Path | None) -> Iterator[None]:
         yield
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
-    """Blocking (env.py runs its own event loop): call it from a thread inside async code."""
-    with _file_lock(sqlite_lock_path(database_url)):
-        command.upgrade(alembic_config(database_url), revision)
+class _AppliedSteps(logging.Filter):
+    """Keeps the revisions alembic applies and drops its lines (its context, its DDL mode, one
+    line per step): the caller sums them up in one line a person can read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.applied: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        found = _STEP.search(record.getMessage())
+        if found:
+            self.applied.append(found.group(1))
+        return record.levelno > logging.INFO
+
+
+_STEP = re.compile(r"^Running upgrade .*-> (\S+?),")
+_MIGRATION_LOG = logging.getLogger("alembic.runtime.migration")
+
+
+def upgrade(database_url: str, revision: str = "head") -> list[str]:
+    """Blocking (env.py runs its own event loop): call it from a thread inside async code.
+    Returns the revisions applied, oldest first (empty: the schema was up to date)."""
+    steps = _AppliedSteps()
+    _MIGRATION_LOG.addFilter(steps)
+    try:
+        with _file_lock(sqlite_lock_path(database_url)):
+            command.upgrade(alembic_config(database_url), revision)
+    finally:
+        _MIGRATION_LOG.removeFilter(steps)
+    return steps.applied
 
 
 def downgrade(database_url: str, revision: str) -> None:

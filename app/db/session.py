@@ -28,7 +28,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 from sqlalchemy import event
@@ -128,6 +128,19 @@ class SqliteFile:
                     del _held[identity]
                     os.close(held[0])
             self._acquired.clear()
+
+
+def describe_database(url: str | URL) -> str:
+    """Kind and name, as a person reads them: "SQLite highlight.db", "PostgreSQL highlight".
+    Never a password, a host or a server path: logs are shipped, and the SQLite URL the engine
+    is built with is a URL-encoded URI of the absolute path."""
+    url = make_url(url)
+    backend = url.get_backend_name()
+    kind = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}.get(backend, backend)
+    name = (url.database or "").removeprefix("file:").split("?", 1)[0]
+    if backend == "sqlite":
+        name = "in memory" if name in ("", ":memory:") else PurePath(name).name
+    return f"{kind} {name}" if name else kind
 
 
 def _sqlite_url(url: URL, create: bool) -> tuple[URL, str | None]:

@@ -33,7 +33,6 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, TypeVar
 from obstore.exceptions import AlreadyExistsError, NotFoundError
 from obstore.store import LocalStore
 
+from app.core.files import temp_file
 from app.documents.errors import (
     InvalidSourcePath,
     PdfChanged,
@@ -314,7 +314,7 @@ class ObjectPdfStorage(PdfStorage):
         self.root.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         size = 0
-        fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".part")
+        fd, tmp = temp_file(self.root)
         try:
             with os.fdopen(fd, "wb") as handle:
                 try:

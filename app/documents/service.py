@@ -156,7 +156,11 @@ class IngestPlan:
 
 
 def plan_ingest(
-    storage: PdfStorage, cache: IndexCache, pdf_path: Path, document_id: str | None
+    storage: PdfStorage,
+    cache: IndexCache,
+    pdf_path: Path,
+    document_id: str | None,
+    title: str | None = None,
 ) -> IngestPlan:
     """Blocking: chunk a PDF from anywhere on disk and make sure the file lives under the root.
     The bytes are read once, so the hash recorded is the hash of exactly what was chunked. The
@@ -174,7 +178,11 @@ def plan_ingest(
     facts = _inspect(storage, data, hashlib.sha256(data).hexdigest(), pdf_path.name)
     chunks = _chunks_of(storage, cache, data, facts.sha256, pdf_path.name, doc_id)
     relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
-    body = DocumentUpsert(title=facts.title or pdf_path.stem, source_path=relative, chunks=chunks)
+    # A title given by the caller wins over the PDF's metadata, which is often empty or a
+    # word processor's placeholder ("Microsoft Word - draft3.docx").
+    body = DocumentUpsert(
+        title=title or facts.title or pdf_path.stem, source_path=relative, chunks=chunks
+    )
     return IngestPlan(doc_id, body, facts)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,6 +30,7 @@ from app.alignment.pdf import open_pdf
 from app.alignment.text import clean_extracted
 from app.core.config import Settings
 from app.core.errors import BadRequest
+from app.core.files import temp_file
 from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
 from app.documents.workers import PdfWorkers
 
@@ -296,7 +296,7 @@ def content_key(sha256: str) -> str:
 def write_atomically(target: Path, data: bytes) -> None:
     """A reader sees the old file or the whole new one, never a part (rename is atomic)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    fd, tmp = temp_file(target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -12,7 +12,10 @@ class HighlightNotFound(NotFound):
 
 class PageNotFound(NotFound):
     def __init__(self, document_id: str, page: int, page_count: int) -> None:
-        super().__init__(f"document {document_id!r} has no page {page} ({page_count})")
+        pages = "1 page" if page_count == 1 else f"{page_count} pages"
+        super().__init__(
+            f"document {document_id!r} has no page {page}: it has {pages}, numbered from 1"
+        )
 
 
 class BatchTooLarge(BadRequest):

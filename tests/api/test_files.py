@@ -91,7 +91,12 @@ async def test_page_preview_draws_the_highlights_on_their_words(
         assert plain.status_code == 200
         assert plain.headers["etag"] != response.headers["etag"]
         assert (await client.get(url, params={"highlight": "h_" + "0" * 32})).status_code == 404
-        assert (await client.get(f"/v2/documents/{SAMPLE_ID}/pages/99.png")).status_code == 404
+        missing = await client.get(f"/v2/documents/{SAMPLE_ID}/pages/99.png")
+        assert missing.status_code == 404
+        # Says what to fix: the pages there are, and from where they are numbered.
+        assert missing.json()["error"]["message"] == (
+            f"document '{SAMPLE_ID}' has no page 99: it has 3 pages, numbered from 1"
+        )
         assert (await client.get(url, params={"highlight": "bad"})).status_code == 422
     pix = pymupdf.Pixmap(response.content)
     assert (pix.width, pix.height) == (595 * 2, 842 * 2)

@@ -150,7 +150,9 @@ def test_auto_is_text_on_a_terminal_and_json_elsewhere() -> None:
     assert json.loads(piped.getvalue())["message"] == "in a pipe"
 
 
-def test_the_cli_logs_json_lines_without_the_database_folder(tmp_path: Path) -> None:
+def test_the_cli_logs_json_lines_without_the_database_folder(
+    tmp_path: Path, sample_pdf: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIGHLIGHT_")}
     env |= {
         "PYTHONPATH": str(PROJECT_ROOT),
@@ -159,7 +161,8 @@ def test_the_cli_logs_json_lines_without_the_database_folder(tmp_path: Path) -> 
         "HIGHLIGHT_LOG_FORMAT": "json",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "migrate"],
+        # ingest, not migrate: migrate answers on stdout and logs nothing when all is well.
+        [sys.executable, "-m", "app.cli", "ingest", str(sample_pdf)],
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -169,6 +172,7 @@ def test_the_cli_logs_json_lines_without_the_database_folder(tmp_path: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stderr.splitlines()]
-    assert lines, "migrate logged nothing at INFO"
+    assert lines, "ingest logged nothing at INFO"
+    assert lines[0]["message"] == "database SQLite h.db migrated to 0002 (0001, 0002)"
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
     assert str(tmp_path) not in result.stderr
