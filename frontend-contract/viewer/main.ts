@@ -6,23 +6,17 @@
  * pages, then loads the PDF with PDF.js, renders pages lazily (canvas + text layer, so the words
  * are real DOM text), fetches each highlight from GET /v2/highlights/{id}, draws every rect with
  * the frontend-contract helpers, scrolls to the first one, and shows failures in the page.
- * `window.__viewer` tells a browser test when all that is done.
+ * The toolbar (navigation.ts) moves between pages, zoom levels and highlights.
+ * `window.__viewer` tells a browser test when all that is done, and where the reader is.
  */
 import {
-  AbortException,
   GlobalWorkerOptions,
   getDocument,
   type PDFDocumentProxy,
-  type PDFPageProxy,
-  RenderingCancelledException,
-  TextLayer,
 } from "pdfjs-dist/legacy/build/pdf.mjs";
-import type { PageViewport } from "pdfjs-dist/types/src/display/display_utils.js";
-import {
-  type HighlightResponse,
-  highlightRects,
-  highlightToViewportRects,
-} from "../src/highlights.js";
+import { type HighlightResponse, highlightRects } from "../src/highlights.js";
+import { fitWidthScale, Navigator } from "./navigation.js";
+import { PageView } from "./page-view.js";
 
 // The legacy build runs in browsers a few years old too: a viewer link goes to any reader.
 // The worker and openjpeg.wasm (JPEG 2000 scans) sit beside this bundle in /viewer/assets/,
@@ -57,6 +51,14 @@ declare global {
       state: ViewerState;
       /** Every drawn rect, in document order. */
       rectElements: () => HTMLElement[];
+      /** The page the toolbar shows as "Page N of M" (0 until pages are shown). */
+      readonly currentPage: number;
+      /** CSS pixels per PDF point of the pages as laid out now (0 until pages are shown). */
+      readonly scale: number;
+      /** The highlight navigated to, as "Highlight i of n" counts it (1-based; 0: none). */
+      readonly currentHighlight: number;
+      /** Resolves once the pages on screen are painted at the current scale (after a zoom). */
+      settled: () => Promise<void>;
     };
   }
 }
@@ -73,10 +75,21 @@ const state: ViewerState = {
   errors: [],
 };
 let markReady!: (s: ViewerState) => void;
+let nav: Navigator | null = null;
 window.__viewer = {
   ready: new Promise((resolve) => (markReady = resolve)),
   state,
   rectElements: () => [...document.querySelectorAll<HTMLElement>(".hl-rect")],
+  get currentPage() {
+    return nav?.currentPage ?? 0;
+  },
+  get scale() {
+    return nav?.scale ?? 0;
+  },
+  get currentHighlight() {
+    return nav?.currentHighlight ?? 0;
+  },
+  settled: () => nav?.settled() ?? Promise.resolve(),
 };
 
 // With auth on, the viewer's own URL carries a signature that every request must repeat. Taken
@@ -151,101 +164,6 @@ async function fetchHighlight(id: string): Promise<HighlightResponse | null> {
   }
 }
 
-/** One page: a sized box with its rects now, canvas and text layer when it is near the screen. */
-class PageView {
-  readonly div = document.createElement("div");
-  private rendering: Promise<void> | null = null;
-  private cancel: (() => void) | null = null;
-  private kept = false;
-
-  constructor(
-    private readonly page: PDFPageProxy,
-    private readonly viewport: PageViewport,
-  ) {
-    this.div.className = "page";
-    this.div.dataset.pageNumber = String(page.pageNumber);
-    const s = this.div.style;
-    s.width = `${viewport.width}px`;
-    s.height = `${viewport.height}px`;
-    // The variables PDF.js's text layer sizes itself with (see its pdf_viewer.css).
-    s.setProperty("--scale-factor", String(viewport.scale));
-    s.setProperty("--user-unit", String(page.userUnit));
-  }
-
-  drawHighlight(h: HighlightResponse): void {
-    const n = this.page.pageNumber;
-    for (const r of highlightToViewportRects(h.highlight, n, this.viewport, this.page.rotate)) {
-      const el = document.createElement("div");
-      el.className = "hl-rect";
-      Object.assign(el.style, {
-        left: `${r.left}px`,
-        top: `${r.top}px`,
-        width: `${r.width}px`,
-        height: `${r.height}px`,
-      });
-      el.dataset.highlightId = h.highlight_id;
-      el.dataset.rectIndex = String(r.index);
-      el.dataset.page = String(n);
-      el.title = h.highlight.text;
-      this.div.append(el);
-    }
-  }
-
-  /** Pages with highlights stay painted: readers and tests come back to them. */
-  keep(kept: boolean): void {
-    this.kept = kept;
-  }
-
-  render(): Promise<void> {
-    this.rendering ??= this.paint().catch((error: unknown) => {
-      // A page scrolled away mid-render was cancelled on purpose (see release).
-      if (!(error instanceof RenderingCancelledException || error instanceof AbortException)) {
-        throw error;
-      }
-    });
-    return this.rendering;
-  }
-
-  /**
-   * Frees the canvas of a page far off screen, so scrolling through a long document does not
-   * keep every page's pixels; it is painted again when it comes back.
-   */
-  release(): void {
-    if (this.kept || !this.rendering) return;
-    this.cancel?.();
-    this.cancel = null;
-    this.rendering = null;
-    this.div.querySelectorAll("canvas, .textLayer").forEach((el) => el.remove());
-    delete this.div.dataset.rendered;
-  }
-
-  private async paint(): Promise<void> {
-    const ratio = window.devicePixelRatio || 1;
-    const canvas = document.createElement("canvas");
-    const sharp = this.viewport.clone({ scale: this.viewport.scale * ratio });
-    canvas.width = Math.floor(sharp.width);
-    canvas.height = Math.floor(sharp.height);
-    const text = document.createElement("div");
-    text.className = "textLayer";
-    this.div.prepend(canvas, text);
-    const task = this.page.render({ canvas, viewport: sharp });
-    let textLayer: TextLayer | null = null;
-    this.cancel = () => {
-      task.cancel();
-      textLayer?.cancel();
-      canvas.width = canvas.height = 0; // the pixels go now, not at the next garbage collection
-    };
-    await task.promise;
-    textLayer = new TextLayer({
-      textContentSource: this.page.streamTextContent(),
-      container: text,
-      viewport: this.viewport,
-    });
-    await textLayer.render();
-    this.div.dataset.rendered = "true";
-  }
-}
-
 async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
   try {
     return await getDocument({ url: withAuth(url), wasmUrl: ASSETS, isEvalSupported: false })
@@ -273,7 +191,12 @@ async function main(): Promise<void> {
   showClaims(state.claims);
   const ids = params.getAll("highlight");
   if (state.documentId === null && ids.length === 0) {
-    fail(null, "bad_request", "Nothing to show: the URL names no document_id and no highlight.");
+    fail(
+      null,
+      "bad_request",
+      "The link has no document_id: open the viewer_link of a batch result, " +
+        "/viewer?document_id=…&highlight=h_…",
+    );
     return;
   }
   const all = await Promise.all(ids.map(fetchHighlight));
@@ -314,11 +237,11 @@ async function main(): Promise<void> {
   const pages = await Promise.all(
     Array.from({ length: pdf.numPages }, (_, i) => pdf.getPage(i + 1)),
   );
-  // One scale for the document: the widest page fits the window.
+  // One scale for the document, the one "Fit width" comes back to.
   const widest = Math.max(...pages.map((p) => p.getViewport({ scale: 1 }).width));
-  const scale = Math.min(2, Math.max(0.5, (ui.pages.clientWidth - 32) / widest));
-  const views = pages.map((p) => new PageView(p, p.getViewport({ scale })));
-  ui.pages.append(...views.map((v) => v.div));
+  const scale = fitWidthScale(ui.pages, widest);
+  const views = pages.map((p) => new PageView(p, scale));
+  ui.pages.append(...views.map((v) => v.frame));
 
   const withRects = new Set<number>();
   for (const h of state.highlights) {
@@ -336,32 +259,25 @@ async function main(): Promise<void> {
   }
   for (const n of withRects) views[n - 1]?.keep(true);
 
-  const observer = new IntersectionObserver(
-    (entries) => {
-      for (const entry of entries) {
-        const view = views[Number((entry.target as HTMLElement).dataset.pageNumber) - 1];
-        if (!entry.isIntersecting) view?.release();
-        else view?.render().catch((e: unknown) => fail(null, "render_error", String(e)));
-      }
-    },
-    // Paint the pages within a screen of the view; free the others' canvases.
-    { rootMargin: "100% 0px" },
-  );
-  views.forEach((v) => observer.observe(v.div));
-
+  nav = new Navigator(views, state.highlights, (e) => fail(null, "render_error", String(e)));
   // The pages with highlights are rendered before `ready`, so a test can read their words.
   await Promise.all([...withRects].map((n) => views[n - 1]?.render()));
-  const target =
-    first &&
-    document.querySelector(`.hl-rect[data-highlight-id="${CSS.escape(first.highlight_id)}"]`);
-  target?.scrollIntoView({ block: "center" });
+  if (first) nav.goToHighlightId(first.highlight_id);
   state.status = "ready";
+}
+
+/** A failed load says so in the title too, where "Loading…" stood. */
+function showFailure(): void {
+  const name = state.highlights[0]?.document_title ?? state.documentId;
+  ui.title.textContent = name ? `Could not show “${name}”` : "No document to show";
+  document.title = `${ui.title.textContent} – highlights`;
 }
 
 main()
   .catch((error: unknown) => fail(null, "viewer_error", `The viewer failed: ${String(error)}`))
   .finally(() => {
     if (state.status === "loading") state.status = state.pageCount > 0 ? "ready" : "error";
+    if (state.status === "error") showFailure();
     document.body.dataset.status = state.status;
     markReady(state);
   });
