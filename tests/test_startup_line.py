@@ -33,7 +33,7 @@ def test_the_database_is_named_by_kind_and_name_only(url: str, said: str) -> Non
 
 def test_the_summary_names_the_llm_and_whether_auth_is_on() -> None:
     # Every setting the line reads is given: the environment may set any of them.
-    plain = Settings(  # type: ignore[call-arg]
+    plain = Settings(
         _env_file=None,
         database_url="sqlite+aiosqlite:///./var/highlight.db",
         llm_provider="none",
@@ -43,7 +43,7 @@ def test_the_summary_names_the_llm_and_whether_auth_is_on() -> None:
     assert describe_service(plain) == (
         "database SQLite highlight.db, LLM none (sentences chosen by word overlap), auth off"
     )
-    wired = Settings(  # type: ignore[call-arg]
+    wired = Settings(
         _env_file=None,
         database_url="postgresql+asyncpg://u:TOPSECRET@db/highlight",
         llm_provider="vllm",
