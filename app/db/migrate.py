@@ -23,6 +23,8 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
+from app.db.session import database_path
+
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 # pg_advisory_lock's key: any fixed 64-bit number, the same in every release.
 ADVISORY_LOCK_KEY = 0x68_6C_73_76_63_6D_69_67  # "hlsvcmig"
@@ -59,7 +61,7 @@ def sqlite_lock_path(database_url: str) -> Path | None:
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
         return None
-    database = (url.database or "").removeprefix("file:").split("?", 1)[0]
+    database = database_path(url)
     if not database or database == ":memory:":
         return None
     path = Path(database).resolve()

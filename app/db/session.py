@@ -130,6 +130,12 @@ class SqliteFile:
             self._acquired.clear()
 
 
+def database_path(url: URL) -> str:
+    """The database part of a URL without SQLite's URI form ("file:" and its query), so the
+    URL a user wrote and the one the engine is built with give the same path."""
+    return (url.database or "").removeprefix("file:").split("?", 1)[0]
+
+
 def describe_database(url: str | URL) -> str:
     """Kind and name, as a person reads them: "SQLite highlight.db", "PostgreSQL highlight".
     Never a password, a host or a server path: logs are shipped, and the SQLite URL the engine
@@ -137,7 +143,7 @@ def describe_database(url: str | URL) -> str:
     url = make_url(url)
     backend = url.get_backend_name()
     kind = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}.get(backend, backend)
-    name = (url.database or "").removeprefix("file:").split("?", 1)[0]
+    name = database_path(url)
     if backend == "sqlite":
         name = "in memory" if name in ("", ":memory:") else PurePath(name).name
     return f"{kind} {name}" if name else kind
