@@ -47,7 +47,7 @@ vllm:  ## the integration suite against a real vLLM server (CPU, tiny model), th
 	$(PY) -m pytest -m vllm tests/vllm
 	$(MAKE) --no-print-directory vllm-tokens
 
-vllm-tokens:  ## decoded tokens per batch, old vs positional format, on a long-context vLLM (printed)
+vllm-tokens:  ## decoded tokens per batch, positional vs verdict format, on a long-context vLLM (printed)
 	scripts/vllm.sh stop >/dev/null 2>&1 || true
 	HIGHLIGHT_VLLM_MAX_MODEL_LEN=16384 scripts/vllm.sh start 8012 >/dev/null
 	$(PY) bench/llm_tokens.py --base-url "$$(scripts/vllm.sh url)" --sizes 10; \

@@ -56,6 +56,7 @@ def build_llm(
             settings.llm_provider,
             tiers=settings.llm_tiers,
             chat_template_kwargs=settings.llm_chat_template_kwargs,
+            reasoning_effort=settings.llm_reasoning_effort,
         ),
         timeout_s=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,

@@ -1,17 +1,20 @@
-"""Tokens a real vLLM server decodes per highlight batch, the reply as positional ids
-(``{"results": [[2, 5], [1], []]}``) against the old per-chunk objects (``{"chunk_id": ...,
-"relevant_sentences": [{"sentence_id": 2}, ...]}``, before 39c0533), and whether a batch's grammar
-serves the next batch of the same shape.
+"""Tokens a real vLLM server decodes per highlight batch, the reply as a verdict and ids per
+passage (``{"results": [["yes", 2, 5], ["no"]]}``) against the positional ids before the verdicts
+(``{"results": [[2, 5], []]}``, one schema shape per position), and whether a batch's grammar
+serves the next batch (the same bucket now, the same shape before).
 
 Batches of 10 and 50 citations, each a chunk of 8-15 generated sentences cited for one claim, at
 most 5 ids per passage (the service's default), go out in each format with its prompts (the
-service's builders; the old wording for the old format), temperature 0, ``--reps`` times, through
-``structured_outputs`` and, for the new format, ``response_format`` (the service's first tier).
-*Decoded*: ``usage.completion_tokens``. *Floor*: the server's /tokenize count of that reply's
-choice written ``{"results":[[2,5],[1],[]]}``, plus the stop token the decoded count holds too
-(*bare*: ``[[2,5],[1],[]]``). Target, printed, not asserted: new format <= 1.5 x floor. Grammar
-reuse: max_tokens=1 requests whose prompt is in vLLM's prefix cache, sent twice, for (a) a shape
-the server has not seen, (b) its sentence counts with other text and chunk ids, (c) a new shape.
+service's builders; the old system prompt for the old format), temperature 0, ``--reps`` times:
+the full schema through ``structured_outputs`` and ``response_format`` (vLLM's tiers), and the
+strict subset's form (OpenAI, OpenRouter) through ``response_format``. *Decoded*:
+``usage.completion_tokens``. *Floor*: the server's /tokenize count of that reply's choice written
+compactly, verdicts included (``{"results":[["yes",2,5],["no"]]}``; before, ``{"results":[[2,5],
+[]]}``), plus the stop token the decoded count holds too (*bare*: without ``{"results":...}``).
+Target, printed, not asserted: <= 1.5 x floor. Grammar reuse: max_tokens=1 requests whose prompt
+is in vLLM's prefix cache, sent twice, for (a) a batch whose schema the server has not seen, (b)
+other sentence counts, text and chunk ids (the old format: the same counts; the new: the same
+bucket), (c) another schema (the old format: other counts; the new: another passage bucket).
 
     make vllm-tokens      # a 16,384-token server started, the 10-citation batch, server stopped
     HIGHLIGHT_VLLM_MAX_MODEL_LEN=65536 scripts/vllm.sh start 8012
@@ -41,15 +44,20 @@ from typing import Any
 import httpx
 import openai
 
-from app.core.config import Settings
-from app.highlights.contract import ChunkChoice, narrowed_schema
-from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
-from app.selection.sentences import Sentence
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: bench.grammar_bench
+
+from app.core.config import Settings  # noqa: E402
+from app.highlights.contract import ChunkChoice, id_bound, narrowed_schema, passage_bounds  # noqa: E402
+from app.highlights.prompts import PromptChunk, system_prompt, user_prompt  # noqa: E402
+from app.llm.providers import build_profile  # noqa: E402
+from app.selection.sentences import Sentence  # noqa: E402
+from bench.grammar_bench import old_schema, old_strict  # noqa: E402
+
 MAX_PER_CHUNK: int = Settings.model_fields["max_highlights_per_chunk"].default
 TARGET = 1.5
 JSON = dict[str, Any]
+STRICT = build_profile("openai").strategies[0]
 
 QUERY = "What did the House hear about the water programme, the tender and road safety?"
 CLAIMS = (
@@ -70,26 +78,31 @@ cash flows to the counties were delayed by an average of {a} days in {y}
 the deficit for the fiscal year {y} was {c}.{b} per cent of output
 piped water will reach {a} thousand households in the northern counties by {y}""".splitlines()
 
-# The old format's instructions, as app/highlights/prompts.py worded them before 39c0533.
+# The positional format's instructions, as app/highlights/prompts.py worded them before verdicts.
 OLD_SYSTEM = """\
 You check which sentences of cited source passages support an answer that was given to a user.
-For every passage, list the ids of the sentences that state facts the answer relies on, most \
-important first, at most {max_per_chunk} per passage. Choose only sentences that support the \
-answer; if no sentence of a passage does, give an empty list for it. Include every passage once, \
-in the order given, with its chunk_id exactly as written."""
+Each passage is cited for a claim of the answer (or for the whole answer). For every passage, \
+list the ids of the sentences that state facts its own claim relies on, most important first, at \
+most {max_per_chunk} per passage; a sentence that only supports another claim does not count. \
+If no sentence of a passage supports its claim, give an empty list for it. Answer with \
+{{"results": [...]}}: one list per passage, in the order of the passages' numbers."""
 
 
 @dataclass(frozen=True)
 class Format:
     label: str
     tier: str  # "structured_outputs" or "json_schema"
-    old: bool = False
+    old: bool = False  # positional ids, before the verdicts
+    strict: bool = False  # the strict subset's form (OpenAI, OpenRouter), through response_format
 
 
 FORMATS = (
-    Format("old objects (structured_outputs)", "structured_outputs", old=True),
-    Format("positional ids (structured_outputs)", "structured_outputs"),
-    Format("positional ids (json_schema)", "json_schema"),
+    Format("old positional (structured_outputs)", "structured_outputs", old=True),
+    Format("old positional (json_schema)", "json_schema", old=True),
+    Format("old strict p1..pN (json_schema)", "json_schema", old=True, strict=True),
+    Format("verdict+ids (structured_outputs)", "structured_outputs"),
+    Format("verdict+ids (json_schema)", "json_schema"),
+    Format("verdict+ids strict (json_schema)", "json_schema", strict=True),
 )
 
 
@@ -108,80 +121,61 @@ def make_batch(counts: Sequence[int], rng: random.Random, document: str) -> list
     return chunks
 
 
-def old_user_prompt(chunks: Sequence[PromptChunk]) -> str:
-    parts = [f"Question:\n{QUERY}\n", f"Answer:\n{' '.join(CLAIMS)}\n", "Passages:"]
-    for chunk in chunks:
-        lines = "\n".join(f"[{s.index}] {s.text}" for s in chunk.sentences)
-        parts.append(f'<passage chunk_id="{chunk.chunk_id}">\n{lines}\n</passage>')
-    return "\n".join(parts)
-
-
-def _closed(title: str, **properties: JSON) -> JSON:
-    required = list(properties)
-    return {"title": title, "type": "object", "properties": properties, "required": required}
-
-
-def old_schema(chunks: Sequence[PromptChunk], max_per_chunk: int) -> JSON:
-    """What narrowed_schema built before 39c0533: per chunk an object, its id a ``const`` and its
-    sentence ids ``{"sentence_id": <enum>}`` objects, in a ``prefixItems`` tuple."""
-    defs: JSON = {}
-    for i, chunk in enumerate(chunks):
-        ids = {"type": "integer", "enum": list(range(1, len(chunk.sentences) + 1))}
-        defs[f"SentenceOfChunk{i}"] = _closed(f"SentenceOfChunk{i}", sentence_id=ids)
-        sentences = {"type": "array", "items": {"$ref": f"#/$defs/SentenceOfChunk{i}"}}
-        chunk_id = {"type": "string", "const": chunk.chunk_id}
-        relevant = sentences | {"maxItems": max_per_chunk}
-        defs[f"Chunk{i}"] = _closed(f"Chunk{i}", chunk_id=chunk_id, relevant_sentences=relevant)
-    for definition in defs.values():
-        definition["additionalProperties"] = False
-    n = len(chunks)
-    prefix = [{"$ref": f"#/$defs/Chunk{i}"} for i in range(n)]
-    results = {"type": "array", "prefixItems": prefix, "minItems": n, "maxItems": n}
-    top = _closed("HighlightBatchResult", results=results)
-    return {**top, "$defs": defs, "additionalProperties": False}
-
-
-def request_parts(fmt: Format, chunks: Sequence[PromptChunk]) -> tuple[list[JSON], JSON]:
-    """Messages and schema of one batch in one format."""
+def schema_for(
+    fmt: Format, chunks: Sequence[PromptChunk], max_per_chunk: int = MAX_PER_CHUNK
+) -> JSON:
+    counts = [len(c.sentences) for c in chunks]
     if fmt.old:
-        system, user = OLD_SYSTEM.format(max_per_chunk=MAX_PER_CHUNK), old_user_prompt(chunks)
-        schema = old_schema(chunks, MAX_PER_CHUNK)
-    else:
-        system = system_prompt(MAX_PER_CHUNK)
-        user = user_prompt(QUERY, " ".join(CLAIMS), list(chunks))
-        schema = narrowed_schema([ChunkChoice(len(c.sentences)) for c in chunks], MAX_PER_CHUNK)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}], schema
+        schema = old_schema(counts, max_per_chunk)
+        return old_strict(schema) if fmt.strict else schema
+    schema = narrowed_schema([ChunkChoice(n) for n in counts], max_per_chunk)
+    return STRICT.shape(schema) if fmt.strict else schema
 
 
-def reply_positions(reply: Any, chunk_ids: Sequence[str] | None = None) -> list[list[int]]:
-    """The choice a reply names, one id list per passage in batch order: the new format's as it
-    is; the old format's objects placed by chunk id (skipped chunk: [], unknown chunk: ignored)."""
-    if chunk_ids is None:
-        return [list(ids) for ids in reply["results"]]
-    placed: dict[str, list[int]] = {cid: [] for cid in chunk_ids}
-    for item in reply["results"]:
-        if item["chunk_id"] in placed:
-            placed[item["chunk_id"]] += [s["sentence_id"] for s in item["relevant_sentences"]]
-    return [placed[cid] for cid in chunk_ids]
+def request_parts(
+    fmt: Format, chunks: Sequence[PromptChunk], max_per_chunk: int = MAX_PER_CHUNK
+) -> tuple[list[JSON], JSON]:
+    """Messages and schema of one batch in one format."""
+    system = (
+        OLD_SYSTEM.format(max_per_chunk=max_per_chunk) if fmt.old else system_prompt(max_per_chunk)
+    )
+    user = user_prompt(QUERY, " ".join(CLAIMS), list(chunks))
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
+    return messages, schema_for(fmt, chunks, max_per_chunk)
 
 
-def floor_texts(positions: Sequence[Sequence[int]]) -> tuple[str, str]:
-    """The shortest replies that name the choice: ``{"results":[[2,5],[1],[]]}`` and the bare
-    ``[[2,5],[1],[]]``."""
-    bare = json.dumps([list(ids) for ids in positions], separators=(",", ":"))
+def reply_positions(reply: Any) -> list[list[Any]]:
+    """The choice a reply names, one list per passage in batch order, as written (verdict and
+    ids, or ids alone); the old strict form's keys ``p1`` .. ``pN`` in order."""
+    results = reply["results"]
+    if isinstance(results, dict):
+        results = [results[f"p{n}"] for n in range(1, len(results) + 1)]
+    return [list(items) for items in results]
+
+
+def floor_texts(positions: Sequence[Sequence[Any]]) -> tuple[str, str]:
+    """The shortest replies that name the choice: ``{"results":[["yes",2,5],["no"]]}`` and the
+    bare ``[["yes",2,5],["no"]]`` (before the verdicts: ``[[2,5],[]]``)."""
+    bare = json.dumps([list(items) for items in positions], separators=(",", ":"))
     return '{"results":' + bare + "}", bare
 
 
 def longest_reply(fmt: Format, chunks: Sequence[PromptChunk]) -> str:
-    """The longest compact reply the format allows (each passage its top ids): a token budget."""
-    tops = [list(range(len(c.sentences), len(c.sentences) - MAX_PER_CHUNK, -1)) for c in chunks]
-    if not fmt.old:
+    """The longest compact reply the format's schema allows (the most passages, each its top
+    ids): a token budget."""
+    counts = [len(c.sentences) for c in chunks]
+    if fmt.old:
+        tops: list[list[Any]] = [list(range(n, max(n - MAX_PER_CHUNK, 0), -1)) for n in counts]
+        if fmt.strict:
+            keyed = {f"p{n}": ids for n, ids in enumerate(tops, 1)}
+            return json.dumps({"results": keyed}, separators=(",", ":"))
         return floor_texts(tops)[0]
-    objects = [
-        {"chunk_id": c.chunk_id, "relevant_sentences": [{"sentence_id": n} for n in ids]}
-        for c, ids in zip(chunks, tops, strict=True)
-    ]
-    return json.dumps({"results": objects}, separators=(",", ":"))
+    bound, most = id_bound(max(counts)), passage_bounds(len(counts))[1]
+    top = ["part", *range(bound, bound - MAX_PER_CHUNK, -1)]
+    return floor_texts([top] * most)[0]
 
 
 class Server:
@@ -243,13 +237,18 @@ async def token_rows(server: Server, sizes: Sequence[int], reps: int) -> list[li
             print(f"refused {size} citations, {fmt.label}: {exc.message[:300]}")
             continue
         choice, decoded = runs[0][0].choices[0], [r.usage.completion_tokens for r, _ in runs]
-        old_ids = [c.chunk_id for c in chunks] if fmt.old else None
-        ids = reply_positions(json.loads(choice.message.content or "{}"), old_ids)
-        full, bare = floor_texts(ids)
+        try:
+            positions = reply_positions(json.loads(choice.message.content or ""))
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"unreadable reply, {size} citations, {fmt.label} ({choice.finish_reason}): "
+                  f"{exc!r}: {(choice.message.content or '')[:200]!r}")  # fmt: skip
+            continue
+        full, bare = floor_texts(positions)
         floor = await server.tokens(full) + 1  # + the stop token
         median, low, high = statistics.median(decoded), min(decoded), max(decoded)
+        ids = sum(isinstance(i, int) for items in positions for i in items)
         cells = [f"{median:.0f}" + (f" ({low}-{high})" if low < high else ""), floor]
-        cells += [await server.tokens(bare) + 1, f"{median / floor:.2f}", sum(map(len, ids))]
+        cells += [await server.tokens(bare) + 1, f"{median / floor:.2f}", len(positions), ids]
         cells += [choice.finish_reason, f"{statistics.median(s for _, s in runs):.2f}"]
         rows.append([f"{size} citations", fmt.label, prompt, *cells])
     return rows
@@ -259,11 +258,24 @@ async def reuse_rows(server: Server, sizes: Sequence[int]) -> list[list[object]]
     rng = random.Random(time.time_ns())  # shapes this server has not compiled yet
     rows: list[list[object]] = []
     for size, fmt in ((size, fmt) for size in sizes for fmt in FORMATS):
-        shape, other = ([rng.randint(8, 15) for _ in range(size)] for _ in range(2))
+
+        def counts(n: int) -> list[int]:
+            return [rng.randint(8, 15) for _ in range(n)]
+
+        if fmt.old:
+            # (b) the same sentence counts; (c) other counts.
+            limit, shape = MAX_PER_CHUNK, counts(size)
+            batches = (shape, shape, counts(size))
+        else:
+            # (b) other counts in the same bucket; (c) half the passages, another bucket. The
+            # new schemas are few and the rows above compiled theirs: a number of ids per
+            # passage this server has not seen makes (a) a schema it has not compiled.
+            limit = rng.randint(6, 99)
+            batches = (counts(size), counts(size), counts(max(size // 2, 1)))
         cells, prefills, schemas = [], [], []
-        for counts in (shape, shape, other):
+        for batch in batches:
             document = f"report-{rng.randrange(10**6):06d}"  # other text, other chunk ids
-            messages, schema = request_parts(fmt, make_batch(counts, rng, document))
+            messages, schema = request_parts(fmt, make_batch(batch, rng, document), limit)
             schemas.append(json.dumps(schema))  # vLLM's grammar cache key
             if await server.tokens(messages=messages) + 1 > server.context:
                 cells.append("does not fit")
@@ -276,9 +288,9 @@ async def reuse_rows(server: Server, sizes: Sequence[int]) -> list[list[object]]
                 cells.append(f"refused: {exc.message[:60]}")
                 continue
             cells.append(f"{first:.3f} / {again:.3f}")
-        reused = "same (cached)" if schemas[0] == schemas[1] else "differs (compiled)"
+        same = ["same (cached)" if schemas[0] == other else "differs" for other in schemas[1:]]
         prefill = f"{statistics.median(prefills):.2f}" if prefills else "-"
-        rows.append([f"{size} citations", fmt.label, prefill, *cells, reused])
+        rows.append([f"{size} citations", fmt.label, prefill, *cells, *same])
     return rows
 
 
@@ -296,16 +308,22 @@ async def main(base_url: str, sizes: Sequence[int], reps: int) -> int:
               f"{MAX_PER_CHUNK} ids per passage, temperature 0, {reps} reps\n")  # fmt: skip
         rows = await token_rows(server, sizes, reps)
         table("batch|format (tier)|prompt tok|decoded|floor|bare floor|decoded/floor|"
-              "ids chosen|finish|wall s (median)", rows)  # fmt: skip
+              "passages|ids|finish|wall s (median)", rows)  # fmt: skip
         print()
-        for row in (row for row in rows if not str(row[1]).startswith("old")):
+        for row in rows:
             verdict = "met" if float(str(row[6])) <= TARGET else "not met"
-            print(f"target decoded <= {TARGET} x floor, {row[0]}, {row[1]}: {row[6]} {verdict}")
+            baseline = " (baseline)" if str(row[1]).startswith("old") else ""
+            print(f"target decoded <= {TARGET} x floor, {row[0]}, {row[1]}: {row[6]} "
+                  f"{verdict}{baseline}")  # fmt: skip
         print("\ngrammar reuse: seconds of max_tokens=1 requests whose prompt is in the prefix")
-        print("cache, first / again (schema check, grammar compile unless cached, one token)")
+        print("cache, first / again (schema check, grammar compile unless cached, one token);")
+        print(
+            "(b) old: same sentence counts, new: same bucket; (c) old: other counts, new: another"
+        )
+        print("passage bucket; each with other text and chunk ids")
         reuse = await reuse_rows(server, sizes)
-        table("batch|format (tier)|prefill s|(a) new shape|(b) same shape, other text|"
-              "(c) other new shape|(b)'s schema vs (a)'s", reuse)  # fmt: skip
+        table("batch|format (tier)|prefill s|(a) unseen schema|(b) other text|(c) other batch|"
+              "(b)'s schema vs (a)'s|(c)'s vs (a)'s", reuse)  # fmt: skip
     except (httpx.TransportError, httpx.HTTPStatusError, openai.APIConnectionError) as exc:
         print(f"no vLLM server answers at {base_url} ({type(exc).__name__}: {exc}); start "
               "one with `scripts/vllm.sh start` (or pass --base-url)", file=sys.stderr)  # fmt: skip

@@ -36,6 +36,9 @@ else
   echo "../shared/pdfs/qa is absent: selection benchmark skipped"
 fi
 
+echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
+$PY bench/grammar_bench.py
+
 echo "=== claims: answers full of markers (what one request can cost)"
 $PY bench/claim_storm.py
 

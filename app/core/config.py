@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     llm_max_tokens: int = Field(default=1024, ge=16)
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    # How hard a reasoning model may think before it answers (its reasoning counts against
+    # llm_max_tokens): auto, the lowest effort the model takes (learned per model); none to
+    # high, sent as is (left out with a warning where refused); off, never sent (llm/providers.py).
+    llm_reasoning_effort: Literal["auto", "none", "minimal", "low", "medium", "high", "off"] = (
+        "auto"
+    )
     # Merged into vLLM's chat_template_kwargs, e.g. {"enable_thinking": false} for Qwen3.
     llm_chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
     # Tiers to try, in order; a deployment can drop one it knows is broken.

@@ -7,6 +7,10 @@ re-ingested PDF misses), the LLM (provider, endpoint, model, request settings) a
 the prompt, the selector and the locator. A PDF replaced on disk without re-ingest keeps its
 stored hash, so every hit is also checked against the files (``PdfStorage.verify``).
 
+The word-overlap judge weighs words by the cited document's other chunks too; they are not in
+the key, so a document re-chunked around the same cited chunks keeps its cached answers (and one
+put back to earlier content finds them again).
+
 Only answers that would come out the same again are cached: an answer that fell back because the
 LLM failed this time, or because a PDF could not be opened, is not.
 """
@@ -26,12 +30,12 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 4
+ANSWER_VERSION = 5
 STABLE_REASONS = frozenset(
     {
         None,
         Reason.llm_disabled,
-        Reason.no_relevant_sentences,
+        Reason.unsupported,
         Reason.not_located,
         Reason.no_sentences,
         Reason.no_text_layer,

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -37,11 +37,17 @@ from app.llm.errors import (
 )
 from app.selection.selection import Span, select_claims
 from app.selection.sentences import Sentence
+from app.selection.stats import DocumentStats
+from app.selection.support import Verdict
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 # Per chunk id, the claims it is cited for (None: the answer as a whole).
 Wanted = dict[str, list[Span]]
+# Per chunk id, its document's term statistics (the lexical judge's word weights).
+Stats = Mapping[str, DocumentStats]
+# The LLM's verdict as a support score: it says which, not how much.
+LLM_SCORES = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 
 
 @dataclass
@@ -106,11 +112,18 @@ class SentenceChooser:
         return self.llm is not None
 
     def lexical(
-        self, request: HighlightBatchRequest, sentences: dict[str, list[Sentence]], wanted: Wanted
-    ) -> dict[str, dict[Span, list[int]]]:
-        """The lexical choice for every chunk and claim: terms are weighed against the whole
-        batch, so it is made for all chunks at once even when the LLM failed only some."""
-        return select_claims(sentences, request.answer, request.query, wanted, self.max_per_chunk)
+        self,
+        request: HighlightBatchRequest,
+        sentences: dict[str, list[Sentence]],
+        wanted: Wanted,
+        stats: Stats,
+    ) -> dict[str, dict[Span, Verdict]]:
+        """The word-overlap judge's verdicts for every chunk and claim (made for all chunks at
+        once, even when the LLM failed only some: chunks without their document's statistics
+        are weighed against the whole batch)."""
+        return select_claims(
+            sentences, request.answer, request.query, wanted, self.max_per_chunk, stats
+        )
 
     async def lexical_only(
         self,
@@ -118,10 +131,11 @@ class SentenceChooser:
         sentences: dict[str, list[Sentence]],
         wanted: Wanted,
         reason: Reason,
+        stats: Stats,
     ) -> Chosen:
         """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
         the LLM thinks (in a worker thread: stemming and scoring a batch is CPU work)."""
-        lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted)
+        lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted, stats)
         per_chunk = {
             cid: Choice.of(lexical[cid], reason) for cid, sents in sentences.items() if sents
         }
@@ -195,8 +209,12 @@ class SentenceChooser:
             schema_name="HighlightBatchResult",
             validate=lambda raw: validate_reply(raw, choices, limit),
         )
-        if completion.value.dropped_ids:
-            log.warning("dropped %d unknown ids from the LLM reply", completion.value.dropped_ids)
+        if completion.value.dropped_ids or completion.value.extra_positions:
+            log.warning(
+                "dropped %d unknown ids and %d answers past the passages from the LLM reply",
+                completion.value.dropped_ids,
+                completion.value.extra_positions,
+            )
         return completion
 
     async def choose(
@@ -205,9 +223,10 @@ class SentenceChooser:
         sentences: dict[str, list[Sentence]],
         wanted: Wanted,
         budget_s: float,
+        stats: Stats | None = None,
     ) -> Chosen:
         with tracing.span("choose") as span:
-            chosen = await self._choose(request, sentences, wanted, budget_s, span)
+            chosen = await self._choose(request, sentences, wanted, budget_s, stats or {}, span)
             span.set_attribute("highlight.method", chosen.method)
             if chosen.tier:
                 span.set_attribute("highlight.llm.tier", chosen.tier)
@@ -219,6 +238,7 @@ class SentenceChooser:
         sentences: dict[str, list[Sentence]],
         wanted: Wanted,
         budget_s: float,
+        stats: Stats,
         span: tracing.Span,
     ) -> Chosen:
         chosen = Chosen()
@@ -247,6 +267,11 @@ class SentenceChooser:
             except LLMError as exc:
                 log.warning("LLM selection failed (%s): %s", exc.kind, exc.message)
                 fallback = reason_for(exc)
+                if isinstance(exc, LLMTruncated) and exc.by_reasoning:
+                    chosen.note = (
+                        "The LLM spent its whole token budget reasoning before it answered; "
+                        "sentences were chosen by word overlap."
+                    )
             except Abandoned as exc:
                 fallback = Reason.llm_unavailable
                 if str(exc) == "deadline":
@@ -258,17 +283,18 @@ class SentenceChooser:
                 ) + "; sentences were chosen by word overlap."
                 log.warning("LLM call abandoned: %s", exc)
             span.set_attribute("highlight.llm.outcome", fallback.value if fallback else "ok")
-        by_llm: dict[str, dict[Span, list[int]]] = {}
+        by_llm: dict[str, dict[Span, Verdict]] = {}
         if fallback is None:
-            for position, ids in selection.by_position.items():
+            for position, answer in selection.by_position.items():
                 cid, claim = items[position]
-                by_llm.setdefault(cid, {})[claim] = ids
+                verdict = Verdict(tuple(answer.ids), answer.verdict, LLM_SCORES[answer.verdict])
+                by_llm.setdefault(cid, {})[claim] = verdict
         # A chunk is the LLM's only when every claim it is cited for was answered.
         by_llm = {cid: got for cid, got in by_llm.items() if len(got) == len(wanted[cid])}
-        lexical: dict[str, dict[Span, list[int]]] = {}
+        lexical: dict[str, dict[Span, Verdict]] = {}
         if any(sents for cid, sents in sentences.items() if cid not in by_llm):
             # Stemming and scoring a whole batch takes tens of milliseconds: not on the loop.
-            lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted)
+            lexical = await asyncio.to_thread(self.lexical, request, sentences, wanted, stats)
         for cid, sents in sentences.items():
             if cid in by_llm:
                 chosen.per_chunk[cid] = Choice.of(by_llm[cid])

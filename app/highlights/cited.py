@@ -12,12 +12,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from app.highlights.locating import ChunkLocation, LocateJob
 from app.highlights.results import MESSAGES
-from app.highlights.schemas import CitationResult, CitationStatus, Claim, Highlight, Reason
+from app.highlights.schemas import (
+    CitationResult,
+    CitationStatus,
+    Claim,
+    Highlight,
+    Reason,
+    Support,
+)
 from app.selection.selection import Span
 from app.selection.sentences import Sentence
+from app.selection.support import Verdict
+
+# Reasons that say the LLM was not used this time: the word-overlap judge stood in, and its
+# verdict is told in the message, the failure in the reason (such an answer is not cached).
+_STOOD_IN = frozenset(
+    {
+        Reason.llm_pending,
+        Reason.llm_unavailable,
+        Reason.llm_busy,
+        Reason.llm_rejected,
+        Reason.llm_truncated,
+        Reason.llm_invalid_output,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -30,27 +52,34 @@ class StoredChunk:
     page_end: int
     source_path: str
     sha256: str
+    # When the document's content last changed: other chunks' texts weigh its words.
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True)
 class Choice:
-    """What was chosen for one chunk, per claim it is cited for (None: the answer as a whole),
-    and why the LLM did not choose it (when it did not)."""
+    """What was judged for one chunk, per claim it is cited for (None: the answer as a whole):
+    the supporting sentence ids and the verdict; and why the LLM did not judge it (when it did
+    not)."""
 
-    by_claim: tuple[tuple[Span, tuple[int, ...]], ...] = ()
+    by_claim: tuple[tuple[Span, Verdict], ...] = ()
     reason: Reason | None = None
 
     @classmethod
-    def of(cls, by_claim: dict[Span, list[int]], reason: Reason | None = None) -> Choice:
-        return cls(tuple((span, tuple(ids)) for span, ids in by_claim.items()), reason)
+    def of(cls, by_claim: dict[Span, Verdict], reason: Reason | None = None) -> Choice:
+        return cls(tuple(by_claim.items()), reason)
 
     @property
     def sentence_ids(self) -> tuple[int, ...]:
         """Every sentence chosen for any claim, each once: what is placed."""
-        return tuple(dict.fromkeys(i for _, ids in self.by_claim for i in ids))
+        return tuple(dict.fromkeys(i for _, v in self.by_claim for i in v.ids))
+
+    def verdict_for(self, span: Span) -> Verdict | None:
+        return next((v for s, v in self.by_claim if s == span), None)
 
     def ids_for(self, span: Span) -> tuple[int, ...]:
-        return next((ids for s, ids in self.by_claim if s == span), ())
+        verdict = self.verdict_for(span)
+        return verdict.ids if verdict is not None else ()
 
 
 NOTHING_CHOSEN = Choice()
@@ -99,25 +128,36 @@ class CitedChunk:
         assert self.location is not None, "a chunk is placed before it is answered"
         chunk, choice = self.chunk, self.choice
         spans: list[Span] = [span for span, _ in claims] or [None]
-        chosen = [set(choice.ids_for(span)) for span in spans]
+        verdicts = [choice.verdict_for(span) for span in spans]
+        chosen = [set(v.ids) if v is not None else set() for v in verdicts]
         highlights = _for_claims(self.location.highlights, chosen, bool(claims))
+        support, score = _overall(verdicts) if self.sentences else (None, None)
         status, reason = CitationStatus.highlighted, choice.reason
+        # The deadline, a shutdown: says more than the reason's standard message.
+        message = note if reason is not None and note else MESSAGES[reason] if reason else None
         if not highlights:
             status = CitationStatus.no_match
             if self.location.error is not None:
                 status, reason = CitationStatus.fallback, self.location.error
             elif not self.sentences:
                 reason = Reason.no_sentences
-            elif not any(chosen):
-                # After an LLM failure the empty choice is the weaker selector's: name the cause.
-                reason = choice.reason or Reason.no_relevant_sentences
+            elif support == Support.unsupported or not any(chosen):
+                reason = choice.reason if choice.reason in _STOOD_IN else Reason.unsupported
             else:
                 reason = Reason.not_located
-        message = MESSAGES[reason] if reason else None
-        if reason is not None and reason == choice.reason and note:
-            message = note
-        if not highlights and reason == choice.reason and reason is not None:
-            message = f"{message} None of them echoes the answer."
+            message = note if reason == choice.reason and note else MESSAGES[reason]
+            if reason == Reason.unsupported and choice.reason == Reason.llm_disabled:
+                message += " (Judged by word overlap: no LLM is configured.)"
+            elif reason in _STOOD_IN:
+                message += " By word overlap, nothing in this chunk supports it."
+        judged = [
+            claim
+            if verdict is None
+            else claim.model_copy(
+                update={"support": Support(verdict.support), "support_score": verdict.score}
+            )
+            for (_, claim), verdict in zip(claims, verdicts, strict=False)
+        ]
         return CitationResult(
             citation_id=citation_id,
             chunk_id=chunk.id,
@@ -126,12 +166,25 @@ class CitedChunk:
             status=status,
             reason=reason,
             message=message,
+            support=support,
+            support_score=score,
             page_start=chunk.page_start,
             page_end=chunk.page_end,
             link=None,
-            claims=[claim for _, claim in claims],
+            claims=judged,
             highlights=highlights,
         )
+
+
+def _overall(verdicts: Sequence[Verdict | None]) -> tuple[Support | None, float | None]:
+    """The citation's verdict from its claims': supported when every claim is, unsupported when
+    none is, else partial; the mean score."""
+    judged = [v for v in verdicts if v is not None]
+    if not judged:
+        return None, None
+    kinds = {v.support for v in judged}
+    support = Support(next(iter(kinds))) if len(kinds) == 1 else Support.partial
+    return support, round(sum(v.score for v in judged) / len(judged), 3)
 
 
 def _for_claims(placed: list[Highlight], chosen: list[set[int]], tagged: bool) -> list[Highlight]:

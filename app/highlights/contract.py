@@ -1,22 +1,33 @@
-"""What the model is asked to return, the schema narrowed to one batch, and the checks on the reply.
+"""What the model is asked to return, the schema of one batch, and the checks on the reply.
 
-The model answers with positions and sentence ids only: ``{"results": [[2, 5], [1], []]}``, one
-list per cited passage in the order the prompt gives them (a passage is a chunk and the claim it
-is cited for). It writes a few tokens per passage: no chunk ids, no field names, no object per
-sentence. Under constrained decoding every id it can name exists: each position's ids are an
-``enum`` of its chunk's sentence numbers, kept in ``$defs`` (one definition per sentence count,
-shared by equal chunks), so two batches with the same shape (sentence counts and limit) send the
-same schema, and a server that caches compiled grammars (vLLM) compiles it once.
+The model answers per cited passage (a chunk and the claim it is cited for), in the order the
+prompt gives them, with a verdict and then the ids of the sentences that support the claim, most
+important first: ``{"results": [["yes", 2, 5], ["no"], ["part", 1]]}``. ``"yes"``: the passage
+supports its claim; ``"part"``: it supports part of it; ``"no"``: nothing in it does, and no id
+follows. A few tokens per passage: no chunk ids, no field names, no object per sentence.
 
-Providers that take only OpenAI's strict subset get the tuple as an object with keys ``p1`` ..
-``pN`` (``app.llm.schema.portable``); the reply is read in either form.
+The schema is bucketed, not exact, so that batches share it: a server that caches compiled
+grammars by schema (vLLM) compiles each one once. An id is bounded by the batch's largest
+sentence count rounded up to a short ladder (``ID_LADDER``), and the number of passages lies in
+a power-of-two bucket (``passage_bounds``); nothing depends on one position's chunk. Sentence
+counts differ from chunk to chunk, so a schema with one shape per position (as before: an
+``enum`` of each chunk's ids, in a ``prefixItems`` tuple of the exact length) was new for almost
+every batch: the 2,000 realistic 10-citation batches of ``bench/grammar_bench.py`` sent 2,000
+distinct schemas, and send 10 now. What the looser bounds let through (an id past its own chunk,
+a passage too many) is dropped here, and counted.
+
+Providers that take only OpenAI's strict subset get the same answer through a relaxed schema
+(``app.llm.schema.portable``: no ``prefixItems``, no ``const``, ids as integer ranges); it
+decodes to the same text and is checked the same way. The reply is read leniently: a list of ids
+without a verdict (an older or sloppy model) is a "yes", an empty list is a "no", and the old
+keyed form ``{"p1": [...], "p2": [...]}`` is still read.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError, field_validator
 
@@ -25,18 +36,27 @@ from app.llm.schema import JSON
 
 _POSITION_KEY = re.compile(r"p([1-9]\d{0,3})")
 
+Word = Literal["yes", "part", "no"]
+Verdict = Literal["supported", "partial", "unsupported"]
+VERDICTS: dict[str, Verdict] = {"yes": "supported", "part": "partial", "no": "unsupported"}
+# Largest id a batch's schema allows: its largest chunk's sentence count rounded up to a rung (200
+# is the default cap, max_sentences_per_chunk); past the last, to a power of two. Batches of ten
+# citations of real filings land on 16, 32 or 64 in 99% of cases (bench/grammar_bench.py).
+ID_LADDER = (8, 16, 32, 64, 128, 200)
+
 
 class HighlightBatchResult(BaseModel):
-    """Per passage, in the order given, the ids of its sentences that support its claim."""
+    """Per passage, in the order given, a verdict and the ids of its sentences that support its
+    claim: ``["yes", 2, 5]``, ``["part", 1]``, ``["no"]``."""
 
     model_config = ConfigDict(extra="ignore")
     # StrictInt: JSON's true is no sentence id. None: a position the keyed form left out.
-    results: list[list[StrictInt] | None]
+    results: list[list[StrictInt | Word] | None]
 
     @field_validator("results", mode="before")
     @classmethod
     def _positions(cls, value: Any) -> Any:
-        # The strict-subset form: {"p1": [...], "p2": [...]} in any key order.
+        # The old strict-subset form: {"p1": [...], "p2": [...]} in any key order.
         if isinstance(value, dict):
             keyed = {}
             for key, ids in value.items():
@@ -55,37 +75,76 @@ class ChunkChoice:
     sentence_count: int
 
 
+@dataclass(frozen=True)
+class PassageAnswer:
+    """The model's answer for one passage: its verdict, and the ids (1-based, deduplicated, in
+    the model's order) of the sentences that support the claim; none when unsupported."""
+
+    ids: list[int]
+    verdict: Verdict
+
+
 @dataclass
 class Selection:
-    """Validated reply: sentence ids per passage position (0-based; 1-based ids, deduplicated,
-    in the model's order)."""
+    """Validated reply, per passage position (0-based)."""
 
-    by_position: dict[int, list[int]] = field(default_factory=dict)
-    dropped_ids: int = 0
+    by_position: dict[int, PassageAnswer] = field(default_factory=dict)
+    dropped_ids: int = 0  # ids past their chunk's sentences, or past the batch's passages
+    extra_positions: int = 0  # answers past the batch's passages
     missing: list[int] = field(default_factory=list)  # positions with no answer, invalid ones too
-    invalid: list[int] = field(default_factory=list)  # only unknown ids were named
+    invalid: list[int] = field(default_factory=list)  # "yes"/"part" without an existing sentence
 
 
-def _schema(counts: tuple[int, ...], max_per_chunk: int) -> JSON:
-    # Built anew per batch (a few dicts: microseconds), so no caller shares another's.
-    defs: JSON = {
-        f"S{n}": {"type": "integer", "enum": list(range(1, n + 1))} for n in sorted(set(counts))
+def id_bound(largest: int) -> int:
+    """The largest id the schema allows for a batch whose largest chunk has ``largest``
+    sentences."""
+    for rung in ID_LADDER:
+        if largest <= rung:
+            return rung
+    bound = 256
+    while bound < largest:
+        bound *= 2
+    return bound
+
+
+def passage_bounds(count: int) -> tuple[int, int]:
+    """minItems and maxItems of ``results`` for ``count`` passages: the power-of-two bucket that
+    holds ``count`` (1, 2, 3-4, 5-8, 9-16, ...)."""
+    high = 1
+    while high < count:
+        high *= 2
+    return (high // 2 + 1 if high > 1 else 1), high
+
+
+def _schema(bound: int, low: int, high: int, max_per_chunk: int) -> JSON:
+    # Built anew per call (a few dicts: microseconds), so no caller shares another's.
+    unsupported = {
+        "type": "array",
+        "prefixItems": [{"type": "string", "const": "no"}],
+        "items": False,
+        "minItems": 1,
+        "maxItems": 1,
     }
-    prefix = [
-        {"type": "array", "items": {"$ref": f"#/$defs/S{n}"}, "maxItems": max_per_chunk}
-        for n in counts
-    ]
+    supported = {
+        "type": "array",
+        "prefixItems": [{"type": "string", "enum": ["yes", "part"]}],
+        "items": {"$ref": "#/$defs/Id"},
+        "minItems": 2,
+        "maxItems": 1 + max_per_chunk,
+    }
     return {
         "title": "HighlightBatchResult",
         "type": "object",
-        "$defs": defs,
+        "$defs": {
+            "Id": {"type": "integer", "minimum": 1, "maximum": bound},
+            "Passage": {"anyOf": [unsupported, supported]},
+        },
         "properties": {
             "results": {
                 "type": "array",
-                "prefixItems": prefix,
-                "items": False,
-                "minItems": len(counts),
-                "maxItems": len(counts),
+                "items": {"$ref": "#/$defs/Passage"},
+                "minItems": low,
+                "maxItems": high,
             }
         },
         "required": ["results"],
@@ -94,15 +153,19 @@ def _schema(counts: tuple[int, ...], max_per_chunk: int) -> JSON:
 
 
 def narrowed_schema(choices: list[ChunkChoice], max_per_chunk: int) -> JSON:
-    """HighlightBatchResult's schema for one batch: a tuple of one id list per passage, each
-    position's ids an enum of its chunk's sentence numbers."""
-    return _schema(tuple(c.sentence_count for c in choices), max_per_chunk)
+    """HighlightBatchResult's schema for one batch: per passage ``["no"]`` or ``"yes"``/``"part"``
+    and 1 to ``max_per_chunk`` ids, the ids and the number of passages bounded by buckets (see
+    the module docstring), so batches of similar size send the same schema."""
+    largest = max((c.sentence_count for c in choices), default=1)
+    return _schema(id_bound(largest), *passage_bounds(len(choices)), max_per_chunk)
 
 
 def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> Selection:
-    """Check the reply against the model and the batch. Unknown sentence ids and positions past
-    the batch are dropped and counted, duplicates removed; a reply that answers no passage is
-    invalid."""
+    """Check the reply against the model and the batch. Per passage: ids past its chunk's
+    sentences are dropped and counted, duplicates removed, at most ``max_per_chunk`` kept; ids
+    after "no" are ignored; "yes" or "part" with no existing id is invalid (the lexical selector
+    stands in); ids without a verdict are a "yes", an empty list a "no". Positions past the
+    batch are dropped and counted. A reply that answers no passage is invalid."""
     try:
         parsed = HighlightBatchResult.model_validate(raw)
     except ValidationError as exc:
@@ -113,23 +176,32 @@ def validate_reply(raw: Any, choices: list[ChunkChoice], max_per_chunk: int) -> 
         ) from exc
     selection = Selection()
     for extra in parsed.results[len(choices) :]:
-        selection.dropped_ids += len(extra or ())
-    for position, ids in enumerate(parsed.results[: len(choices)]):
-        if ids is None:
+        selection.extra_positions += extra is not None
+        selection.dropped_ids += sum(isinstance(i, int) for i in extra or ())
+    for position, items in enumerate(parsed.results[: len(choices)]):
+        if items is None:
             continue  # not answered: missing, not "nothing supports it"
+        if items and isinstance(items[0], str):
+            word, rest = items[0], items[1:]
+        else:
+            word, rest = "yes", items  # ids without a verdict: an older or sloppy model
+        if not items or word == "no":  # [] was the positional format's "nothing supports it"
+            selection.by_position[position] = PassageAnswer([], "unsupported")
+            continue
         count = choices[position].sentence_count
         chosen: list[int] = []
-        for sentence_id in ids:
-            if not 1 <= sentence_id <= count:
+        for sentence_id in rest:
+            # A word where an id belongs (the strict form's relaxed items allow it) is no id.
+            if isinstance(sentence_id, str) or not 1 <= sentence_id <= count:
                 selection.dropped_ids += 1
             elif sentence_id not in chosen and len(chosen) < max_per_chunk:
                 chosen.append(sentence_id)
-        # A passage for which the model named only sentences that do not exist got no answer:
-        # that is not "nothing here supports the claim", and the lexical selector stands in.
-        if ids and not chosen:
-            selection.invalid.append(position)
+        # Supported by no sentence that exists: that is no answer, not "nothing here supports
+        # the claim", and the lexical selector stands in.
+        if chosen:
+            selection.by_position[position] = PassageAnswer(chosen, VERDICTS[word])
         else:
-            selection.by_position[position] = chosen
+            selection.invalid.append(position)
     selection.missing = [p for p in range(len(choices)) if p not in selection.by_position]
     if choices and not selection.by_position:
         if selection.invalid:

@@ -1,4 +1,5 @@
-"""The words sent to the model. Sentences are numbered so the model answers with ids."""
+"""The words sent to the model. Sentences are numbered so the model answers with a verdict and
+ids (the format: ``app.highlights.contract``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from app.selection.sentences import Sentence
 SYSTEM_PROMPT = """\
 You check which sentences of cited source passages support an answer that was given to a user.
 Each passage is cited for a claim of the answer (or for the whole answer). For every passage, \
-list the ids of the sentences that state facts its own claim relies on, most important first, at \
-most {max_per_chunk} per passage; a sentence that only supports another claim does not count. \
-If no sentence of a passage supports its claim, give an empty list for it. Answer with \
-{{"results": [...]}}: one list per passage, in the order of the passages' numbers."""
+first give a verdict on its own claim: "yes" if the passage supports it, "part" if it supports \
+only part of it, "no" if nothing in it does (a sentence that merely shares words with the claim, \
+or supports another claim, does not count). After "yes" or "part", list the ids of the sentences \
+that state the facts the claim relies on, most important first, at most {max_per_chunk}; after \
+"no", nothing. Answer with {{"results": [...]}}: one list per passage, in the order of the \
+passages' numbers, e.g. {{"results": [["yes", 2, 5], ["no"], ["part", 1]]}}."""
 
 
 @dataclass(frozen=True)

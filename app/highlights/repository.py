@@ -48,6 +48,7 @@ _CHUNK_COLUMNS = (
     _chunk.c.page_end,
     _document.c.source_path,
     _document.c.sha256,
+    _document.c.updated_at,
 )
 
 
@@ -67,6 +68,23 @@ async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict
         .where(_chunk.c.id.in_(set(chunk_ids)))
     )
     return {row[0]: StoredChunk(*row) for row in rows}
+
+
+async def document_texts(
+    session: AsyncSession, document_ids: Collection[str]
+) -> dict[str, list[str]]:
+    """Every chunk text of each document, in order: what its term statistics are counted over."""
+    if not document_ids:
+        return {}
+    rows = await session.execute(
+        select(_chunk.c.document_id, _chunk.c.text)
+        .where(_chunk.c.document_id.in_(set(document_ids)))
+        .order_by(_chunk.c.document_id, _chunk.c.ordinal)
+    )
+    texts: dict[str, list[str]] = {}
+    for document_id, text in rows:
+        texts.setdefault(document_id, []).append(text)
+    return texts
 
 
 async def cached_response(session: AsyncSession, key: str, not_before: datetime) -> str | None:

@@ -36,7 +36,10 @@ MESSAGES: dict[Reason, str] = {
         "showing the page link only."
     ),
     Reason.not_located: "The supporting sentences could not be found reliably on the PDF pages.",
-    Reason.no_relevant_sentences: "No sentence of this chunk was judged to support the answer.",
+    Reason.unsupported: (
+        "Nothing in this chunk supports what it is cited for, so nothing is highlighted; the "
+        "page link still opens the cited pages."
+    ),
     Reason.no_sentences: "The chunk has no text to highlight.",
     Reason.llm_disabled: "No LLM is configured; sentences were chosen by word overlap.",
     Reason.llm_pending: "Chosen by word overlap while the LLM answers; an update follows.",

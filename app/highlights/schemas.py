@@ -61,6 +61,14 @@ class CitationStatus(StrEnum):
     fallback = "fallback"
 
 
+class Support(StrEnum):
+    """Does the cited chunk support what it is cited for (its claim, or the whole answer)?"""
+
+    supported = "supported"
+    partial = "partial"  # some of it: a figure's inputs, one item of a list, one of two facts
+    unsupported = "unsupported"  # nothing in the chunk does; nothing is highlighted
+
+
 class Reason(StrEnum):
     """Why a citation is not (or not by the LLM) highlighted. Machine-readable; ``message`` says
     the same for people."""
@@ -72,7 +80,7 @@ class Reason(StrEnum):
     text_layer_pending = "text_layer_pending"  # scanned pages still being read by OCR
     pdf_too_complex = "pdf_too_complex"
     not_located = "not_located"
-    no_relevant_sentences = "no_relevant_sentences"
+    unsupported = "unsupported"  # nothing in the chunk supports what it is cited for
     no_sentences = "no_sentences"
     llm_disabled = "llm_disabled"
     llm_pending = "llm_pending"  # only in provisional stream events
@@ -105,6 +113,14 @@ class NormalizedRect(BaseModel):
     y1: float = Field(ge=0, le=1)
 
 
+SUPPORT_SCORE = (
+    "How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the "
+    "share of the claim's telling words and figures its highlighted sentences show (weighed by "
+    "how rare each is in the document); from the LLM, 1 supported, 0.5 partial, 0 unsupported. "
+    "Not the highlights' score, which is placement confidence."
+)
+
+
 class Claim(BaseModel):
     """A span of the answer that a citation's marker closes: the sentence or clause before it.
     Offsets are Unicode code points into the request's answer (Python string indices); JavaScript
@@ -116,6 +132,17 @@ class Claim(BaseModel):
     utf16_start: int
     utf16_end: int
     text: str = Field(description="answer[start:end]: the claim without its marker.")
+    support: Support | None = Field(
+        default=None,
+        description="Whether the chunk supports this claim; null when the chunk has no text "
+        "to judge.",
+    )
+    support_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description=SUPPORT_SCORE,
+    )
 
 
 class Highlight(BaseModel):
@@ -140,9 +167,9 @@ class Highlight(BaseModel):
     page_width: float = Field(description="Width of that page as displayed, PDF points.")
     page_height: float
     score: float = Field(
-        description="Alignment confidence, 0-100: how closely the PDF's text at the rectangles "
-        "matches the sentence. It does not measure how strongly the sentence supports the "
-        "answer."
+        description="Placement confidence, 0-100: how closely the PDF's text at the rectangles "
+        "matches the sentence. It does not measure support: that is the citation's (and each "
+        "claim's) support and support_score."
     )
     claims: list[int] = Field(
         default_factory=list,
@@ -169,6 +196,15 @@ class CitationResult(BaseModel):
         description="Set whenever the citation is not highlighted, or was highlighted by the "
         "lexical selector because the LLM was not used."
     )
+    support: Support | None = Field(
+        default=None,
+        description="Whether the chunk supports what it is cited for: its claims (supported "
+        "when it supports every one, unsupported when none, else partial), or the whole answer "
+        "when it has none. unsupported: nothing is highlighted (status no_match, reason "
+        "unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it "
+        "could not be judged: an unknown chunk, a chunk without text.",
+    )
+    support_score: float | None = Field(default=None, ge=0, le=1, description=SUPPORT_SCORE)
     message: str | None = None
     page_start: int | None = None
     page_end: int | None = None

@@ -52,9 +52,11 @@ from app.highlights.schemas import (
     Reason,
 )
 from app.highlights.stored import forget_other_content
+from app.highlights.term_stats import TermStatistics
 from app.llm.client import StructuredClient
 from app.selection.selection import Span
 from app.selection.sentences import split_sentences
+from app.selection.stats import DocumentStats
 
 log = logging.getLogger(__name__)
 # Old cache rows are deleted at most this often per process (on a write).
@@ -93,6 +95,8 @@ class Batch:
     # Per citation, the claims its markers close; per stored chunk, the claims it is chosen for.
     claims: CitationClaims = field(default_factory=list)
     wanted: dict[str, list[Span]] = field(default_factory=dict)
+    # Per cited chunk, its document's term statistics (the word-overlap judge's weights).
+    stats: dict[str, DocumentStats] = field(default_factory=dict)
 
     def budget(self, deadline_s: float) -> float:
         return deadline_s - (time.perf_counter() - self.started)
@@ -142,6 +146,7 @@ class HighlightService:
             # Scanned pages read or not read by OCR answer differently (no_text_layer is kept).
             "ocr": index_cache.ocr.tag() if index_cache.ocr is not None else "off",
         }
+        self.term_stats = TermStatistics()
         self._last_prune = 0.0
         self._warmers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warm-index")
 
@@ -210,6 +215,13 @@ class HighlightService:
             if ids:
                 # In this transaction, so a hit whose highlight rows all exist costs no other.
                 rows_missing = bool(ids - await repository.stored_highlight_ids(session, ids))
+            # A miss judges support by word weights over whole documents: read the texts of
+            # those whose weights are not kept yet (the first batch on a document).
+            texts = (
+                await repository.document_texts(session, self.term_stats.missing(chunks))
+                if cached is None
+                else {}
+            )
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
         # A cached answer needs no sentences; a miss splits its chunks off the loop.
@@ -224,11 +236,15 @@ class HighlightService:
             )
         # Splitting chunks and finding claims is CPU work (a 20,000-character answer, thousands
         # of markers): off the loop.
-        cited, claims = await asyncio.to_thread(
-            lambda: (self._split(chunks), citation_claims(request))
+        cited, claims, stats = await asyncio.to_thread(
+            lambda: (
+                self._split(chunks),
+                citation_claims(request),
+                self.term_stats.of(chunks, texts),
+            )
         )
         wanted = wanted_claims(request, claims, cited)
-        return Batch(request, cited, key, None, started, False, claims, wanted)
+        return Batch(request, cited, key, None, started, False, claims, wanted, stats)
 
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
@@ -258,14 +274,14 @@ class HighlightService:
         selector's with the reason."""
         budget = batch.budget(self.limits.batch_deadline_s)
         return await self.chooser.choose(
-            batch.request, sentences_of(batch.cited), batch.wanted, budget
+            batch.request, sentences_of(batch.cited), batch.wanted, budget, batch.stats
         )
 
     async def choose_lexically(self, batch: Batch, reason: Reason) -> Chosen:
         """Every chunk by the lexical selector, e.g. the provisional answer a stream sends while
         the LLM thinks."""
         return await self.chooser.lexical_only(
-            batch.request, sentences_of(batch.cited), batch.wanted, reason
+            batch.request, sentences_of(batch.cited), batch.wanted, reason, batch.stats
         )
 
     async def compute(

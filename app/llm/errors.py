@@ -6,8 +6,10 @@ UpstreamError (app.core.errors)
       ├── LLMUnavailable      connection, timeout, 5xx or 429 after retries; auth or model missing
       ├── LLMRejected         a 400 that is not about structured output (context too long, ...)
       ├── LLMUnsupported      a 400 saying the schema or parameter is unsupported: next tier
-      ├── LLMParameterRefused a 400 refusing an ordinary parameter (max_tokens, temperature)
-      ├── LLMTruncated        finish_reason == "length": never repaired
+      ├── LLMParameterRefused a 400 refusing an ordinary parameter (max_tokens, temperature,
+      │                        the reasoning effort) or its value
+      ├── LLMTruncated        finish_reason == "length": never repaired; .by_reasoning when the
+      │                        model spent the whole budget reasoning and wrote no answer
       └── LLMInvalidOutput    the reply is not JSON or does not fit the schema and the batch
 """
 
@@ -44,13 +46,29 @@ class LLMUnsupported(LLMError):
 class LLMParameterRefused(LLMError):
     kind = "llm_rejected"
 
-    def __init__(self, message: str, *, parameter: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        parameter: str,
+        value_refused: bool = False,
+        supported: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.parameter = parameter
+        # The value sent was refused, not the parameter ("Unsupported value: 'reasoning_effort'
+        # does not support 'none'"), with the values the server says it takes, when it says.
+        self.value_refused = value_refused
+        self.supported = supported
 
 
 class LLMTruncated(LLMError):
     kind = "llm_truncated"
+
+    def __init__(self, message: str, *, by_reasoning: bool = False) -> None:
+        super().__init__(message)
+        # The model reasoned until the token budget ran out and wrote no answer at all.
+        self.by_reasoning = by_reasoning
 
 
 class LLMInvalidOutput(LLMError):

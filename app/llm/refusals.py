@@ -11,6 +11,21 @@ Bodies as the providers really send them:
   parameters."`` means no provider takes what was sent.
 - vLLM: ``{"error": {"message", "type": "BadRequestError", "param", "code": 400}}``; before 0.9
   the same fields without the ``error`` wrapper.
+
+The reasoning effort is refused in two ways, told apart because they call for different answers
+(client.py): the *parameter* (a model that does not reason: omit it) or the *value* (a model that
+reasons but not at that effort: a higher one may do).
+- parameter: OpenAI ``"Unrecognized request argument supplied: reasoning_effort"`` (param and
+  code null; davidmigloz/langchain_dart#712, gpt-4o-mini) or ``"Unsupported parameter:
+  'reasoning_effort' is not supported with this model."``; Groq and Cerebras
+  ``"reasoning_effort is not supported with this model"`` (brendanlong/lion-reader#1325).
+- value: OpenAI ``"Unsupported value: 'reasoning_effort' does not support 'none' with this
+  model. Supported values are: 'minimal', 'low', 'medium', and 'high'."`` (Kilo-Org/cloud#3807);
+  vLLM 0.32 serving gpt-oss (Harmony): ``"reasoning_effort='none' is not supported by Harmony.
+  Supported values are: high, medium, low."``, param ``reasoning_effort``
+  (``vllm/entrypoints/openai/parser/harmony_utils.py``); OpenRouter for a model whose reasoning is
+  mandatory: ``"Reasoning is mandatory for this endpoint and cannot be disabled."``
+  (UKGovernmentBEIS/inspect_ai#2824, earendil-works/pi#8454).
 """
 
 from __future__ import annotations
@@ -38,6 +53,29 @@ _NO_ENDPOINTS = re.compile(r"no endpoints found that (?:can handle|support)", re
 # "Unsupported parameter: 'max_tokens' …", "Unsupported value: 'temperature' does not support 0"
 _PARAMETER = re.compile(r"unsupported (?:parameter|value): '(\w+)'", re.IGNORECASE)
 ADJUSTABLE = frozenset({"max_tokens", "temperature"})
+# The reasoning effort, however the request or the refusal names it (OpenRouter's ``reasoning``
+# object, a validation error's ``body.reasoning_effort``).
+REASONING_EFFORT = "reasoning_effort"
+_EFFORT_PARAMS = frozenset(
+    {"reasoning_effort", "reasoning", "reasoning.effort", "body.reasoning_effort", "body.reasoning"}
+)
+_ABOUT_EFFORT = re.compile(
+    r"reasoning_effort|reasoning\.effort|argument supplied: reasoning|parameter: 'reasoning"
+    r"|reasoning is mandatory",
+    re.IGNORECASE,
+)
+_EFFORT_VALUE = re.compile(
+    r"unsupported value|does not support '|supported values|input should be|is mandatory"
+    r"|cannot be disabled|not supported by harmony",
+    re.IGNORECASE,
+)
+_EFFORT_PARAMETER = re.compile(
+    r"unrecognized request argument|unsupported parameter|not supported|extra inputs are not "
+    r"permitted|extra_forbidden|unknown (?:field|parameter)",
+    re.IGNORECASE,
+)
+# To the end of the sentence, or of pydantic's quoted "msg" inside a validation error's repr.
+_SUPPORTED = re.compile(r"(?:supported values (?:are|is)|input should be)\s*:?\s*([^.\"\n]*)", re.I)
 
 
 @dataclass(frozen=True)
@@ -50,11 +88,33 @@ class Refusal:
 
     @property
     def refused_parameter(self) -> str | None:
+        if self.refuses_effort is not None:
+            return REASONING_EFFORT
         named = self.param if self.param in ADJUSTABLE else None
         found = _PARAMETER.search(self.text)
         if found and found.group(1) in ADJUSTABLE:
             return found.group(1)
         return named if named and re.search(r"unsupported|not support", self.text, re.I) else None
+
+    @property
+    def refuses_effort(self) -> str | None:
+        """``"value"`` when the body refuses the reasoning effort's value, ``"parameter"`` when
+        it refuses the parameter itself, None when it is not about the reasoning effort."""
+        if self.param not in _EFFORT_PARAMS and not _ABOUT_EFFORT.search(self.text):
+            return None
+        if _EFFORT_VALUE.search(self.text):
+            return "value"
+        return "parameter" if _EFFORT_PARAMETER.search(self.text) else None
+
+    @property
+    def supported_values(self) -> tuple[str, ...]:
+        """The values the body says the refused parameter takes ("Supported values are: 'low',
+        'medium', and 'high'.", pydantic's "Input should be 'low', 'medium' or 'high'")."""
+        found = _SUPPORTED.search(self.text)
+        if found is None:
+            return ()
+        words = re.findall(r"[a-z]+", found.group(1).lower())
+        return tuple(w for w in words if w not in ("and", "or"))
 
     @property
     def no_endpoints(self) -> bool:

@@ -73,11 +73,16 @@ def count_enum_values(schema: JSON) -> int:
 def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> JSON:
     """The subset OpenAI's strict mode takes, which every major route behind OpenRouter also
     takes: every object closed with all its properties required, no tuple arrays (a
-    ``prefixItems`` tuple becomes an object with keys ``p1`` .. ``pN``, so each position keeps
-    its own shape; whoever reads the reply takes both forms), ``const`` as a one-value ``enum``.
-    ``bounds``: keep minItems/maxItems/minimum/maximum. When the integer enums (sentence ids) would
+    ``prefixItems`` tuple becomes a uniform array, ``_uniform``), ``const`` as a one-value
+    ``enum``. ``bounds``: keep minItems/maxItems/minimum/maximum. When the integer enums would
     exceed ``enum_budget``, they become ranges (or plain integers without bounds): a smaller
-    schema for this one batch, rather than a refusal that would cost the tier."""
+    schema for this one batch, rather than a refusal that would cost the tier.
+
+    OpenAI's "Supported schemas" (structured-outputs guide; as profiled in
+    jsonschemaprofiles.unitvectorylabs.com/schemas/openai, 2026-02 baseline) lists ``anyOf``
+    (nested anywhere but the root, each branch in the subset), ``minimum``/``maximum`` for
+    numbers and ``minItems``/``maxItems`` for arrays, and at most 1000 enum values; its "Objects
+    provided via 'anyOf' must not share identical first keys" concerns object branches only."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -85,7 +90,7 @@ def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> J
         if not isinstance(node, dict):
             return node
         if "prefixItems" in node:
-            return walk(_keyed_tuple(node))
+            return walk(_uniform(node))
         dropped = _STRICT_UNSUPPORTED + (() if bounds else _BOUNDS)
         out = {k: walk(v) for k, v in node.items() if k not in dropped}
         if "const" in out:
@@ -101,16 +106,24 @@ def portable(schema: JSON, *, bounds: bool, enum_budget: int | None = None) -> J
     return shaped
 
 
-def _keyed_tuple(node: JSON) -> JSON:
-    """A tuple array as an object: position n (1-based) under key ``pn``. Only the tuple's own
-    positions: extra items are not expressible, and strict mode closes the object anyway."""
-    keyed: JSON = {
-        "type": "object",
-        "properties": {f"p{n}": item for n, item in enumerate(node["prefixItems"], 1)},
-    }
-    if "description" in node:
-        keyed["description"] = node["description"]
-    return keyed
+def _uniform(node: JSON) -> JSON:
+    """A tuple array (``prefixItems``, then ``items`` for the rest or ``false`` for none) as a
+    uniform array whose items are any of the tuple's item shapes: ``["yes", 2, 5]`` against
+    ``prefixItems: [verdict], items: Id`` becomes ``items: {anyOf: [verdict, Id]}``. A faithful
+    relaxation: every array the tuple takes, the uniform array takes too (it also takes the
+    shapes in another order), so whoever reads the reply checks the order again. Without a rest,
+    the array is held to the tuple's length (``items`` left out is read as ``false``: this
+    service always writes it)."""
+    rest = node.get("items", False)
+    shapes: list[Any] = []
+    for shape in [*node["prefixItems"], *([rest] if isinstance(rest, dict) else [])]:
+        if shape not in shapes:
+            shapes.append(shape)
+    out = {k: v for k, v in node.items() if k not in ("prefixItems", "items")}
+    out["items"] = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
+    if rest is False and "maxItems" not in out:
+        out["maxItems"] = len(node["prefixItems"])
+    return out
 
 
 def _integer_enums_as_ranges(schema: JSON, bounds: bool) -> JSON:

@@ -5,8 +5,9 @@ full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") 
 ("10.5") do not end a sentence. Blank lines do (but one inside CJK text that stops mid-sentence
 is a printed line's end, not a paragraph's), and so does a bullet glyph after white
 space: PDF text joins a list's items on one line ("... of 77%; • Same-store net revenues ..."),
-and an item is what a reader, or a model, picks. Very long runs without punctuation (tables,
-lists of figures pulled out of a PDF) are cut at line breaks so a model can pick a row.
+and an item is what a reader, or a model, picks. A table's rows are sentences of their own
+(``app.selection.rows``), and very long runs without punctuation that are not tables (lists
+pulled out of a PDF) are cut at line breaks, so a model can pick a row.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from app.core.scripts import CJK_RANGES, CJK_TEXT
+from app.selection.rows import split_rows
 
 # Lower-cased, without the dot. Parliamentary and legal text is full of these.
 ABBREVIATIONS = frozenset(
@@ -131,7 +133,8 @@ def split_sentences(text: str) -> list[Sentence]:
     spans: list[tuple[int, int]] = []
     previous = 0
     for cut in [*_boundaries(text), len(text)]:
-        spans.extend(_split_long(text, previous, cut))
+        for row_start, row_end in split_rows(text, previous, cut):
+            spans.extend(_split_long(text, row_start, row_end))
         previous = cut
     sentences: list[Sentence] = []
     for raw_start, raw_end in join_enumerators(text, spans):

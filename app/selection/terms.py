@@ -3,7 +3,9 @@ saying the same thing. Pure (PyStemmer is C code with no I/O).
 
 * figures in one canonical form (``app.selection.numbers``): "3,142,308" == "3142308";
 * content words, case-folded, stemmed for the batch's language (Snowball: "revenues" and
-  "revenue" -> "revenu", "organically" and "organic" -> "organic") and then accent-folded.
+  "revenue" -> "revenu", "organically" and "organic" -> "organic") and then accent-folded; a
+  few English nouns first become the verb they name ("retention" -> "retain", "growth" ->
+  "grow"), which the stemmer does not join;
   Stemming comes before folding because the French stemmer reads the accents ("adoptée" ->
   "adopt", but "adoptee" -> "adopte");
 * Chinese and Japanese runs as character bigrams, because they have no spaces to split on.
@@ -36,7 +38,7 @@ ENGLISH_STOPWORDS = frozenset(
     there their they them he she his her we our you your i me my has have had do does did done
     will would shall should can could may might must also into over under about after before
     between during such per so if up out off all any each other some own same too very just
-    only both either neither here us
+    only both either neither here us vs versus
     """.split()
 )
 FRENCH_STOPWORDS = frozenset(
@@ -52,6 +54,44 @@ _MARKERS: dict[Language, frozenset[str]] = {
     "english": frozenset("the and of to is was that for with were this which has have".split()),
     "french": frozenset("le la les des du et est une que qui dans pour sur au aux été".split()),
 }
+
+# English nouns whose stem is not their verb's ("retention" -> "retent", "retain" -> "retain"):
+# a claim says "retained card members", the filing "Card Member retention".
+_DERIVED = {
+    "retention": "retain",
+    "acquisition": "acquire",
+    "acquisitions": "acquire",
+    "separation": "separate",
+    "reduction": "reduce",
+    "reductions": "reduce",
+    "production": "produce",
+    "subscription": "subscribe",
+    "subscriptions": "subscribe",
+    "payment": "pay",
+    "payments": "pay",
+    "paid": "pay",
+    "growth": "grow",
+    "grew": "grow",
+    "expansion": "expand",
+    "decision": "decide",
+    "description": "describe",
+    "sold": "sell",
+    "sales": "sale",
+    "bought": "buy",
+    "spent": "spend",
+    "spending": "spend",
+    "borrowings": "borrow",
+    "borrowing": "borrow",
+    "issuance": "issue",
+    "conversion": "convert",
+    "repurchases": "repurchase",
+    "contribution": "contribute",
+    "contributions": "contribute",
+}
+
+# "U.S.", "US" and "USA" are the United States, not the pronoun "us" (a stopword) or two
+# one-letter words; read before case is folded.
+_UNITED_STATES = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|\bUnited States\b")
 
 _local = threading.local()
 
@@ -91,6 +131,8 @@ def _word_terms(word: str, language: Language | None) -> tuple[str, ...]:
             word = "".join(ch for ch in word if not is_cjk(ch))
     if len(word) < 2 or word in STOPWORDS or _fold(word) in STOPWORDS:
         return tuple(out)
+    if language == "english":
+        word = _DERIVED.get(word, word)
     stem = _stemmer(language).stemWord(word) if language else word
     out.append(_fold(stem))
     return tuple(out)
@@ -104,7 +146,8 @@ class Reading(NamedTuple):
 
 def read(text: str, language: Language | None = None) -> Reading:
     """``terms(text, language)``, and which of its figures are claims and which dates."""
-    found, words = figures(unicodedata.normalize("NFKC", text).casefold())
+    text = _UNITED_STATES.sub(" unitedstates ", unicodedata.normalize("NFKC", text))
+    found, words = figures(text.casefold())
     out = {figure.term for figure in found if figure.telling}
     for word in _WORD.findall(words):
         out.update(_word_terms(word, language))

@@ -255,6 +255,18 @@ async def test_json_log_lines_carry_the_request_and_no_secret_or_server_folder(
     assert "missing-doc" not in json.dumps(requests)
 
 
+# Each chunk cited for what it says: the water bill debate for the cost, the finance committee's
+# report (the ligature paragraph) for the deficit.
+OWN_ANSWER = {
+    CHUNK_MAIN: "The programme will cost 12.5 billion shillings over three years [1].",
+    CHUNK_LIGATURES: "The final figures show a deficit of 5.1 per cent [1].",
+}
+
+
+def own_batch(chunk_id: str) -> dict[str, Any]:
+    return batch(chunk_id, answer=OWN_ANSWER[chunk_id])
+
+
 async def test_a_busy_replica_answers_lexically_with_llm_busy(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
@@ -266,8 +278,8 @@ async def test_a_busy_replica_answers_lexically_with_llm_busy(
     async with app_client(settings) as client:
         before = await scrape(client)
         answers = await asyncio.gather(
-            client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN)),
-            client.post("/v2/highlights/batch", json=batch(CHUNK_LIGATURES)),
+            client.post("/v2/highlights/batch", json=own_batch(CHUNK_MAIN)),
+            client.post("/v2/highlights/batch", json=own_batch(CHUNK_LIGATURES)),
         )
         after = await scrape(client)
         methods = sorted(a.json()["method"] for a in answers)
@@ -278,7 +290,7 @@ async def test_a_busy_replica_answers_lexically_with_llm_busy(
         assert "busy" in result["message"]
         assert len(scripted_llm.requests) == 1  # the refused batch never reached the LLM server
         # Not cached: the same batch again asks the LLM.
-        retry = await client.post("/v2/highlights/batch", json=batch(result["chunk_id"]))
+        retry = await client.post("/v2/highlights/batch", json=own_batch(result["chunk_id"]))
     assert retry.json()["method"] == "llm"
     assert len(scripted_llm.requests) == 2
     assert delta(before, after, "highlight_llm_queued_total") == 1
@@ -316,10 +328,10 @@ async def test_a_stream_on_a_busy_replica_ends_with_llm_busy(
 
         async def stream_later() -> Any:
             await asyncio.sleep(0.3)  # the batch holds the only slot by then
-            return await client.post("/v2/highlights/stream", json=batch(CHUNK_LIGATURES))
+            return await client.post("/v2/highlights/stream", json=own_batch(CHUNK_LIGATURES))
 
         held, streamed = await asyncio.gather(
-            client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN)), stream_later()
+            client.post("/v2/highlights/batch", json=own_batch(CHUNK_MAIN)), stream_later()
         )
     assert held.json()["method"] == "llm"
     events = _events(streamed.text)

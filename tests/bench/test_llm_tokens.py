@@ -1,5 +1,5 @@
 """The token bench's pure parts: the floor a reply's choice is held to, reading both reply formats,
-and the old format's schema (no vLLM server)."""
+and each format's schema (no vLLM server)."""
 
 from __future__ import annotations
 
@@ -15,31 +15,24 @@ from bench.llm_tokens import (
     floor_texts,
     longest_reply,
     make_batch,
-    old_schema,
     reply_positions,
     request_parts,
 )
 
 
-def test_floor_is_the_compact_positional_reply() -> None:
+def test_floor_is_the_compact_reply_with_its_verdicts() -> None:
+    assert floor_texts([["yes", 2, 5], ["no"]]) == (
+        '{"results":[["yes",2,5],["no"]]}',
+        '[["yes",2,5],["no"]]',
+    )
     assert floor_texts([[2, 5], [1], []]) == ('{"results":[[2,5],[1],[]]}', "[[2,5],[1],[]]")
     assert floor_texts([]) == ('{"results":[]}', "[]")
 
 
-def test_new_reply_is_read_as_it_is() -> None:
-    assert reply_positions({"results": [[2, 5], [1], []]}) == [[2, 5], [1], []]
-
-
-def test_old_reply_is_placed_by_chunk_id() -> None:
-    reply = {
-        "results": [
-            {"chunk_id": "d-c0001", "relevant_sentences": [{"sentence_id": 1}]},
-            {"chunk_id": "d-c0000", "relevant_sentences": [{"sentence_id": 2}, {"sentence_id": 5}]},
-            {"chunk_id": "elsewhere", "relevant_sentences": [{"sentence_id": 3}]},
-        ]
-    }
-    # The reply's order does not matter; a skipped chunk is []; an unknown one is left out.
-    assert reply_positions(reply, ["d-c0000", "d-c0001", "d-c0002"]) == [[2, 5], [1], []]
+def test_replies_are_read_as_written_and_the_old_keys_in_order() -> None:
+    assert reply_positions({"results": [["yes", 2, 5], ["no"]]}) == [["yes", 2, 5], ["no"]]
+    keyed = {"results": {"p2": [1], "p1": [2, 5], "p3": []}}
+    assert reply_positions(keyed) == [[2, 5], [1], []]
 
 
 def test_batches_follow_the_shape_and_the_seed() -> None:
@@ -61,22 +54,20 @@ def test_longest_reply_fits_its_schema(fmt: Format) -> None:
     messages, schema = request_parts(fmt, chunks)
     longest = json.loads(longest_reply(fmt, chunks))
     jsonschema.Draft202012Validator(schema).validate(longest)
-    chunk_ids = [c.chunk_id for c in chunks] if fmt.old else None
-    assert reply_positions(longest, chunk_ids) == [[8, 7, 6, 5, 4], [12, 11, 10, 9, 8]]
+    positions = reply_positions(longest)
+    if fmt.old:
+        assert positions == [[8, 7, 6, 5, 4], [12, 11, 10, 9, 8]]
+    else:
+        # The bucket's most passages, its largest ids: 16, the bound of a 12-sentence chunk.
+        assert positions == [["part", 16, 15, 14, 13, 12]] * 2
     assert [m["role"] for m in messages] == ["system", "user"]
+    assert ('"yes"' in messages[0]["content"]) is not fmt.old
 
 
-def test_old_schema_pins_chunk_ids_and_sentence_ids() -> None:
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.label)
+def test_each_format_sends_its_schema(fmt: Format) -> None:
     chunks = make_batch([3, 2], random.Random(3), "doc")
-    validator = jsonschema.Draft202012Validator(old_schema(chunks, 5))
-    good = {
-        "results": [
-            {"chunk_id": "doc-c0000", "relevant_sentences": [{"sentence_id": 3}]},
-            {"chunk_id": "doc-c0001", "relevant_sentences": []},
-        ]
-    }
-    validator.validate(good)
-    wrong_id = json.loads(json.dumps(good).replace("doc-c0001", "doc-c0009"))
-    too_high = json.loads(json.dumps(good).replace('"sentence_id": 3', '"sentence_id": 4'))
-    for bad in (wrong_id, too_high, {"results": good["results"][:1]}):
-        assert not validator.is_valid(bad)
+    text = json.dumps(request_parts(fmt, chunks)[1])
+    assert ("prefixItems" in text) is not fmt.strict
+    assert ('"p1"' in text) is (fmt.old and fmt.strict)
+    assert ('"Passage"' in text) is not fmt.old

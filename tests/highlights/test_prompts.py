@@ -12,7 +12,12 @@ def test_prompt_numbers_sentences_and_reads_ligatures_as_letters() -> None:
         "[1] The final figures.\n[2] They rose.\n</passage>"
     ) in prompt
     assert prompt.startswith("Question:\nQ?\n")
-    assert "at most 3 per passage" in system_prompt(3)
+    system = system_prompt(3)
+    assert "at most 3;" in system
+    # The verdict first, then the ids; "no" when nothing in the passage supports its claim.
+    assert '{"results": [["yes", 2, 5], ["no"], ["part", 1]]}' in system
+    assert system.index('"yes"') < system.index("list the ids")
+    assert len(system) < 1000
 
 
 def test_chunk_text_cannot_close_its_passage() -> None:

@@ -8,13 +8,20 @@ from typing import Any
 
 import pytest
 
-from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
+from app.highlights.contract import (
+    ChunkChoice,
+    PassageAnswer,
+    Selection,
+    narrowed_schema,
+    validate_reply,
+)
 from app.llm.client import CapabilityMemory, Completion, StructuredClient
 from app.llm.errors import LLMInvalidOutput, LLMRejected, LLMTruncated, LLMUnavailable
 from app.llm.providers import build_profile
 from tests.fixtures.llm_server import Reply, ScriptedLLM, completion, error, tier_of
 
 CHOICES = [ChunkChoice(3), ChunkChoice(2)]
+FIRST_SENTENCES = {0: PassageAnswer([1], "supported"), 1: PassageAnswer([1], "supported")}
 UNSUPPORTED_SCHEMA = (
     "The provided JSON schema contains features not supported by xgrammar: uniqueItems"
 )
@@ -60,7 +67,7 @@ async def test_tier1_sends_json_schema_with_defs_and_is_served(scripted_llm: Scr
     client = make_client(scripted_llm)
     result = await ask(client)
     assert result.strategy == "json_schema"
-    assert result.value.by_position == {0: [1], 1: [1]}
+    assert result.value.by_position == FIRST_SENTENCES
     (body,) = scripted_llm.requests
     assert body["_path"] == "/v1/chat/completions"
     fmt = body["response_format"]
@@ -68,10 +75,10 @@ async def test_tier1_sends_json_schema_with_defs_and_is_served(scripted_llm: Scr
     assert fmt["json_schema"]["strict"] is True
     schema = fmt["json_schema"]["schema"]
     assert "$defs" in schema
-    # Positions, not chunk ids: one id list per passage, its ids an enum kept in $defs.
+    # Positions, not chunk ids: a verdict and ids per passage, the ids bounded in $defs.
     results = schema["properties"]["results"]
-    assert [p["items"]["$ref"] for p in results["prefixItems"]] == ["#/$defs/S3", "#/$defs/S2"]
-    assert schema["$defs"]["S2"]["enum"] == [1, 2]
+    assert results["items"] == {"$ref": "#/$defs/Passage"}
+    assert schema["$defs"]["Id"] == {"type": "integer", "minimum": 1, "maximum": 8}
     assert "structured_outputs" not in body
     assert_never_guided_json(scripted_llm)
     await client.close()
@@ -106,6 +113,25 @@ async def test_rejected_json_schema_moves_to_tier2_and_is_remembered(
     await other.close()
 
 
+@pytest.mark.parametrize("provider", ["vllm", "openai"])
+async def test_a_scripted_verdict_is_answered_in_either_schema_form(
+    scripted_llm: ScriptedLLM, provider: str
+) -> None:
+    # A chooser may give a verdict with its ids; the full form (vLLM) and the strict subset's
+    # (OpenAI) decode to the same reply.
+    scripted_llm.chooser = lambda passage, allowed, body: (
+        ("part", [2]) if passage.n == 1 else ("no", [1])
+    )
+    client = make_client(scripted_llm, provider)
+    result = await ask(client)
+    assert result.strategy == ("json_schema" if provider == "vllm" else "json_schema+strict")
+    assert result.value.by_position == {
+        0: PassageAnswer([2], "partial"),
+        1: PassageAnswer([], "unsupported"),
+    }
+    await client.close()
+
+
 async def test_prompted_tier_strips_think_blocks_and_fences(scripted_llm: ScriptedLLM) -> None:
     reject_tiers(scripted_llm, "json_schema", "structured_outputs")
     client = make_client(scripted_llm)
@@ -115,20 +141,20 @@ async def test_prompted_tier_strips_think_blocks_and_fences(scripted_llm: Script
     assert "response_format" not in prompted
     assert "structured_outputs" not in prompted
     assert "JSON Schema" in prompted["messages"][0]["content"]
-    assert result.value.by_position == {0: [1], 1: [1]}
+    assert result.value.by_position == FIRST_SENTENCES
     await client.close()
 
 
 async def test_reasoning_content_beside_the_answer_does_not_break_parsing(
     scripted_llm: ScriptedLLM,
 ) -> None:
-    answer = {"results": [[2]]}
+    answer = {"results": [["part", 2]]}
     scripted_llm.handler = lambda body: completion(
         json.dumps(answer), reasoning_content="The second sentence {maybe} supports it."
     )
     client = make_client(scripted_llm)
     result = await ask(client)
-    assert result.value.by_position == {0: [2]}
+    assert result.value.by_position == {0: PassageAnswer([2], "partial")}
     assert result.value.missing == [1]
     await client.close()
 

@@ -23,9 +23,9 @@ from app.highlights.prompts import PromptChunk, user_prompt
 from app.llm.client import CapabilityMemory, StructuredClient
 from app.llm.errors import LLMRejected
 from app.llm.providers import build_profile, merge_extra
-from app.llm.schema import count_enum_values, inline_refs, portable
+from app.llm.schema import count_enum_values, inline_refs
 from app.selection.sentences import split_sentences
-from tests.fixtures.llm_server import Reply, ScriptedLLM, error
+from tests.fixtures.llm_server import Reply, ScriptedLLM, error, passages
 from tests.fixtures.providers import (
     OpenAIModel,
     OpenRouter,
@@ -116,16 +116,16 @@ async def test_openrouter_with_an_openai_model_is_served_by_the_first_schema_tie
     schema = schema_sent(body)
     assert openai_schema_problem(schema, "HighlightBatchResult") is None
     assert not any("prefixItems" in node or "const" in node for node in walk(schema))
-    # The tuple of id lists as an object keyed p1..pN: each position keeps its own ids.
+    # A uniform array of passages, each ["no"] or a verdict and ids, the ids a range in $defs.
     results = schema["properties"]["results"]
-    assert results["type"] == "object"
-    assert results["required"] == ["p1", "p2"]
-    assert results["properties"]["p2"]["items"] == {"$ref": "#/$defs/S4"}
-    assert schema["$defs"]["S4"] == {"type": "integer", "enum": [1, 2, 3, 4]}
+    assert results["type"] == "array"
+    assert results["items"] == {"$ref": "#/$defs/Passage"}
+    assert schema["$defs"]["Id"] == {"type": "integer", "minimum": 1, "maximum": 8}
 
 
-def test_the_old_schema_is_what_openai_refuses() -> None:
-    # Why the route above never used the LLM before: both schema tiers sent prefixItems.
+def test_the_full_schema_is_what_openai_refuses() -> None:
+    # Why the strict form exists: OpenAI refuses prefixItems (and the route above never used
+    # the LLM while both schema tiers sent it).
     choices, _ = batch_of(2, 4)
     for schema in (narrowed_schema(choices, 2), inline_refs(narrowed_schema(choices, 2))):
         problem = openai_schema_problem(schema, "HighlightBatchResult")
@@ -199,22 +199,17 @@ async def test_openrouter_no_endpoints_for_temperature_retries_without_it(
     assert memory.start((scripted_llm.base_url, "m")) == 0
 
 
-async def test_a_batch_over_openais_enum_limit_is_sent_with_a_smaller_schema(
+async def test_a_batch_of_long_chunks_keeps_its_ids_bounded_within_openais_limits(
     scripted_llm: ScriptedLLM,
 ) -> None:
     scripted_llm.handler = OpenAIModel(scripted_llm)
-    memory = CapabilityMemory()
-    client = make_client(scripted_llm, "openai", memory=memory)
-    # 12 chunks of 90 sentences: 1,092 enum values enumerated, over OpenAI's 1,000.
-    assert count_enum_values(portable(narrowed_schema(batch_of(12, 90)[0], 2), bounds=True)) > 1000
+    client = make_client(scripted_llm, "openai")
+    # 12 chunks of 90 sentences: the old schema enumerated 1,092 ids, over OpenAI's 1,000, and
+    # had to fall back to ranges; the ids are a range in every batch now.
     assert await ask(client, chunks=12, sentences=90) == "json_schema+strict"
     (big,) = scripted_llm.requests
-    sentence = schema_sent(big)["$defs"]["S90"]
-    assert sentence == {"type": "integer", "minimum": 1, "maximum": 90}
-    # A small batch keeps its enums: nothing was downgraded.
-    assert await ask(client, chunks=2, sentences=4) == "json_schema+strict"
-    small = schema_sent(scripted_llm.requests[-1])
-    assert small["$defs"]["S4"]["enum"] == [1, 2, 3, 4]
+    assert schema_sent(big)["$defs"]["Id"] == {"type": "integer", "minimum": 1, "maximum": 128}
+    assert count_enum_values(schema_sent(big)) == 3
     await client.close()
 
 
@@ -222,8 +217,9 @@ async def test_a_schema_refused_for_its_size_moves_on_for_that_call_only(
     scripted_llm: ScriptedLLM,
 ) -> None:
     def handler(body: dict[str, Any]) -> Reply:
-        # A route with a smaller limit than OpenAI's (Azure: "The compiled grammar is too large").
-        if "response_format" in body and count_enum_values(schema_sent(body)) > 100:
+        # A route with a smaller limit than OpenAI's (Azure: "The compiled grammar is too large")
+        # on a big batch, whatever form its schema takes.
+        if "response_format" in body and len(passages(body)) > 3:
             inner = {"error": {"message": "The compiled grammar is too large", "code": "400"}}
             return openrouter_relay(400, inner, "Azure")
         return scripted_llm.honour_schema(body)
@@ -240,9 +236,9 @@ async def test_a_schema_refused_for_its_size_moves_on_for_that_call_only(
 def test_inline_refs_resolves_every_reference() -> None:
     choices, _ = batch_of(2, 4)
     flat = inline_refs(narrowed_schema(choices, 2))
-    items = flat["properties"]["results"]["prefixItems"]
+    passage = flat["properties"]["results"]["items"]
     assert "$defs" not in flat
-    assert items[1]["items"] == {"type": "integer", "enum": [1, 2, 3, 4]}
+    assert passage["anyOf"][1]["items"] == {"type": "integer", "minimum": 1, "maximum": 8}
 
 
 def test_merge_extra_does_not_clobber_nested_keys() -> None:
@@ -267,12 +263,13 @@ async def test_openrouter_no_endpoints_404_moves_to_prompted_without_require_par
     scripted_llm.handler = handler
     assert await call(scripted_llm, "openrouter") == "prompted"
     *refused, prompted = scripted_llm.requests
-    # Each schema variant is tried with temperature and then without it, before giving up on it.
-    assert [("temperature" in r, r["provider"]) for r in refused] == [
-        (True, {"require_parameters": True}),
-        (False, {"require_parameters": True}),
-        (True, {"require_parameters": True}),
-        (False, {"require_parameters": True}),
+    # Each schema variant is tried as it is, without temperature, without the reasoning effort
+    # and without both, before giving up on it.
+    tries = [(True, True), (False, True), (True, False), (False, False)]
+    assert [("temperature" in r, "reasoning" in r, r["provider"]) for r in refused] == [
+        (temperature, reasoning, {"require_parameters": True})
+        for _ in ("strict", "basic")
+        for temperature, reasoning in tries
     ]
     assert "provider" not in prompted
     assert "response_format" not in prompted

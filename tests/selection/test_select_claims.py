@@ -3,7 +3,7 @@ and a chunk cited for two claims gives each its own."""
 
 from __future__ import annotations
 
-from app.selection.selection import select_claims
+from app.selection.selection import Verdict, select_claims
 from app.selection.sentences import split_sentences
 
 CHUNK = split_sentences(
@@ -23,8 +23,8 @@ def span(text: str) -> tuple[int, int]:
 REVENUE, INCOME = span("Revenue rose 8% to $4.2 billion"), span("Net income fell to $2.1 billion")
 
 
-def texts(ids: list[int]) -> list[str]:
-    return [CHUNK[i - 1].text for i in ids]
+def texts(verdict: Verdict) -> list[str]:
+    return [CHUNK[i - 1].text for i in verdict.ids]
 
 
 def test_one_chunk_two_claims_each_its_own_sentence() -> None:
@@ -47,4 +47,4 @@ def test_a_claim_of_two_statements_may_have_a_sentence_for_each() -> None:
 def test_another_claim_is_context_never_enough_on_its_own() -> None:
     # Cited only for revenue: the net income sentence shares the answer's other claim only.
     chosen = select_claims({"c": CHUNK}, ANSWER, QUESTION, {"c": [REVENUE]}, 5)["c"][REVENUE]
-    assert CHUNK[3].index not in chosen
+    assert CHUNK[3].index not in chosen.ids

@@ -20,6 +20,8 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
+from app.llm.client import CapabilityMemory, StructuredClient
+from app.llm.providers import build_profile
 from tests.vllm.conftest import VllmServer
 
 pytestmark = pytest.mark.vllm
@@ -492,3 +494,53 @@ async def test_unbounded_field_runs_to_max_tokens(
     assert content.startswith('{"reason":')
     with pytest.raises(ValueError, match=r"."):
         json.loads(content)
+
+
+async def test_the_reasoning_effort_the_client_sends_is_accepted_and_reaches_the_template(
+    vllm_server: VllmServer, schema_validator: Any
+) -> None:
+    """What StructuredClient sends provider vllm under the default setting (auto), sent by the
+    client itself: vLLM 0.32 takes it (nothing refused, nothing learned, the first tier serves)
+    and, with no chat_template_kwargs setting enable_thinking, turns effort "none" into
+    enable_thinking=False for the chat template."""
+    sent: list[dict[str, Any]] = []
+
+    async def record(request: Any) -> None:
+        sent.append(json.loads(request.content))
+
+    async def ask(effort: Any) -> Any:
+        memory = CapabilityMemory()
+        llm = StructuredClient(
+            base_url=vllm_server.base_url,
+            model=vllm_server.model,
+            api_key="",
+            profile=build_profile("vllm", reasoning_effort=effort),
+            max_tokens=MAX_TOKENS,
+            max_retries=0,
+            timeout_s=120,
+            memory=memory,
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [record]}),
+        )
+        try:
+            done = await llm.complete_json(
+                system="Answer with JSON only.",
+                user="Which sentences of each chunk support the answer?",
+                schema=BATCH_SCHEMA,
+                schema_name="highlights",
+                validate=lambda raw: raw,
+            )
+        finally:
+            await llm.close()
+        assert memory.quirks((vllm_server.base_url, vllm_server.model)) == frozenset()
+        return done
+
+    with_effort = await ask("auto")
+    (body,) = sent
+    assert body["reasoning_effort"] == "none"
+    assert with_effort.strategy == "json_schema"
+    schema_validator(with_effort.value, BATCH_SCHEMA)
+    without = await ask("off")
+    assert "reasoning_effort" not in sent[-1]
+    # The tiny model's template adds an empty <think></think> block for enable_thinking=False,
+    # as Qwen3's does: the effort reached the template.
+    assert with_effort.prompt_tokens > without.prompt_tokens

@@ -1,0 +1,100 @@
+"""Table rows inside a piece of chunk text, so a row can be chosen alone. Pure.
+
+A financial statement's text layer, once chunked, often runs rows together: "Net income $ 4,756
+$ 4,822 Depreciation and amortization 856 788 Stock-based compensation 1,440 1,069" (one line),
+or one row per line with no full stop anywhere. Split as prose, the whole table is one sentence,
+and a highlight of the row that holds the figure lights fourteen rows. A reader, and a model,
+want the row.
+
+A row ends where its figures end: after a run of figure cells ("4,756", "(1,501)", "$", "—",
+"13.6 %") comes a label that starts with a capital letter, or a new line. A label ending in a
+colon before a capital ("Cash flows from operating activities: Net income ...") is a row of its
+own. Only a *tabular* piece is cut: one with at least ``MIN_ROWS`` rows ending in figures, so prose
+that states a figure ("rose 12% to $3.8 billion, driven by ...") is never split.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A figure cell: signs, currency, parentheses for negatives, thousands separators, a percent or
+# "x" (times); a dash standing for zero; a lone currency sign or percent sign beside its figure.
+_CELL = re.compile(
+    r"[(\[]?[-–—−]?[$€£¥]?[-–—−]?\d[\d,]*(?:\.\d+)?\s?%?[)\]]?[%x*]?[,;]?"
+    r"|[-–—−]{1,2}|[$€£¥]|%|\(\d{1,2}\)"
+)
+_TOKEN = re.compile(r"\S+")
+# Units and connectives that follow a figure inside a sentence, never a row's label.
+_NOT_A_LABEL = frozenset(
+    "million millions billion billions thousand thousands percent per cent bps basis times "
+    "and or to from of in at as compared versus vs".split()
+)
+MIN_ROWS = 2
+
+
+def _is_cell(token: str) -> bool:
+    return bool(_CELL.fullmatch(token))
+
+
+def _starts_label(token: str) -> bool:
+    word = token.lstrip("(\"'“‘•")
+    return bool(word) and word[0].isupper() and word.lower().strip(",.;:") not in _NOT_A_LABEL
+
+
+def row_cuts(text: str, start: int, end: int) -> list[int]:
+    """Where the rows of ``text[start:end]`` begin after the first, when it is tabular (see the
+    module docstring); empty for prose."""
+    tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
+    cuts: list[int] = []
+    row_ends = 0
+    row: list[str] = []  # the tokens of the row so far
+    for i, (at, _, token) in enumerate(tokens):
+        if i and not _is_cell(token):
+            prev_end, prev = tokens[i - 1][1], tokens[i - 1][2]
+            if (
+                _is_row(row)
+                and ("\n" in text[prev_end:at] or _starts_label(token))
+                and not _MONTH.fullmatch(token.strip(",."))
+            ):
+                # A run of figures just ended a labelled row: the next row starts here.
+                cuts.append(at)
+                row_ends += 1
+                row = []
+            elif prev.endswith(":") and _starts_label(token) and not any(map(_is_cell, row)):
+                cuts.append(at)  # "Cash flows from operating activities:" heads its rows
+                row = []
+        row.append(token)
+    row_ends += _is_row(row)
+    return cuts if row_ends >= MIN_ROWS else []
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
+# "20 November 2025": a date runs on, it does not end a row.
+_MONTH = re.compile(
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
+)
+
+
+def _is_row(tokens: list[str]) -> bool:
+    """A label, then figures: two cells or more, or one that is not a year ("55 Verizon 2022
+    Annual Report" is a page number and a title, not two rows)."""
+    run: list[str] = []
+    for token in reversed(tokens):
+        if not _is_cell(token):
+            break
+        run.append(token)
+    labelled = len(run) < len(tokens)
+    figures = [t for t in run if any(ch.isdigit() for ch in t)]
+    return (
+        labelled
+        and bool(run)
+        and (len(run) >= 2 or not _YEAR.fullmatch(figures[0] if figures else "0000"))
+    )
+
+
+def split_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` as its rows (one piece when it is not tabular)."""
+    cuts = row_cuts(text, start, end)
+    bounds = [start, *cuts, end]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if a < b]
