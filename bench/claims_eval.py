@@ -32,7 +32,6 @@ import asyncio
 import json
 import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from filings import ingested, work_dir, work_settings  # noqa: E402
 from selection_eval import (  # noqa: E402
     SHARED,
     Case,
-    ingest,
     make_case,
     model_settings,
     oracle_settings,
@@ -54,7 +53,7 @@ from selection_metrics import ChunkText, Passage, is_evidence, tokens  # noqa: E
 
 from app.selection.claims import claims_by_citation  # noqa: E402
 from app.selection.sentences import split_sentences  # noqa: E402
-from tests.fixtures.app import app_client, make_settings  # noqa: E402
+from tests.fixtures.app import app_client  # noqa: E402
 from tests.fixtures.llm_server import JSON, ScriptedLLM, passage_lines  # noqa: E402
 from tests.fixtures.llm_server import Passage as PromptPassage  # noqa: E402
 
@@ -262,12 +261,9 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         for line in (SHARED / "qa" / name).read_text().splitlines()
         if line.strip()
     ]
-    work = args.work or Path(tempfile.mkdtemp(prefix="claims-eval-"))
-    base = make_settings(f"sqlite+aiosqlite:///{work / 's.db'}", work / "pdfs")
-    pdfs = {
-        r["pdf_file"]: SHARED / r["pdf_file"] for r in sorted(rows, key=lambda r: r["pdf_file"])
-    }
-    chunks = await ingest(base, pdfs)
+    work = work_dir(args.work, "claims-eval-")
+    base = work_settings(work)
+    chunks = await ingested(base, work, rows)
     claims = build(rows, chunks, base.max_sentences_per_chunk, args.max_per_filing)
     kinds = {k: sum(c.kind == k for c in claims) for k in ("joined", "same chunk")}
     print(f"{len(claims)} answers ({kinds}), {sum(len(c.evidence) for c in claims)} claims")
@@ -316,7 +312,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--max-per-filing", type=int, default=3, help="answers of each kind")
     parser.add_argument("--output", type=Path, help="JSON path (default: bench/results/...)")
-    parser.add_argument("--work", type=Path, help="keep the database here (re-runs skip ingest)")
+    parser.add_argument("--work", type=Path, help="shared work folder (filings.py)")
     arguments = parser.parse_args()
     if not (SHARED / "qa" / QA_FILES[0]).is_file():
         print("no QA files (../shared/pdfs is absent): claims_eval skipped")

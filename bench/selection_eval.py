@@ -28,9 +28,7 @@ import asyncio
 import json
 import os
 import random
-import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from filings import ingested, work_dir, work_settings  # noqa: E402
 from selection_metrics import (  # noqa: E402
     ChunkText,
     Passage,
@@ -49,9 +48,7 @@ from selection_metrics import (  # noqa: E402
     score_choice,
 )
 
-from app.cli import ingest_into_database  # noqa: E402
 from app.core.config import Settings  # noqa: E402
-from app.db.migrate import upgrade  # noqa: E402
 from app.selection.sentences import split_sentences  # noqa: E402
 from tests.fixtures.app import app_client, make_settings  # noqa: E402
 from tests.fixtures.llm_server import JSON, Chooser, ScriptedLLM, passage_lines  # noqa: E402
@@ -76,29 +73,6 @@ class Run:
     name: str
     choices: list[dict[str, list[str]]]  # per case: cited chunk id -> chosen sentence texts
     llm_batches: int = 0
-
-
-async def ingest(settings: Settings, pdfs: dict[str, Path]) -> dict[str, list[ChunkText]]:
-    """Ingest each PDF with the CLI's code path; read its chunks back through the API. ``pdfs``:
-    the QA file's ``pdf_file`` (relative to ../shared/pdfs, sub-folders included) -> its path;
-    the chunks come back under the same names."""
-    upgrade(settings.database_url)
-    ids = {
-        name: re.sub(r"[^A-Za-z0-9]+", "-", name.removesuffix(".pdf")).strip("-").lower()
-        for name in pdfs
-    }
-    for name, pdf in pdfs.items():
-        await ingest_into_database(settings, pdf, ids[name])
-    chunks: dict[str, list[ChunkText]] = {}
-    async with app_client(settings) as client:
-        for name, doc_id in ids.items():
-            response = await client.get(f"/v2/documents/{doc_id}", params={"include_text": True})
-            response.raise_for_status()
-            chunks[name] = [
-                ChunkText(c["id"], c["text"], c["page_start"], c["page_end"])
-                for c in response.json()["chunks"]
-            ]
-    return chunks
 
 
 def make_case(row: dict[str, Any], chunks: list[ChunkText], cap: int) -> Case:
@@ -232,14 +206,10 @@ def print_table(rows: list[tuple[str, dict[str, float], dict[str, float], str]])
 
 async def run_all(args: argparse.Namespace) -> tuple[list[Case], list[Run]]:
     rows_in = [json.loads(line) for line in args.qa.read_text().splitlines() if line.strip()]
-    work = Path(tempfile.mkdtemp(prefix="selection-eval-"))
-    base = make_settings(f"sqlite+aiosqlite:///{work / 's.db'}", work / "pdfs")
+    work = work_dir(args.work, "selection-eval-")
+    base = work_settings(work)
     real = model_settings(base)  # before any work: a misconfigured model fails the run at once
-    pdfs = {
-        r["pdf_file"]: args.qa.parent.parent / r["pdf_file"]
-        for r in sorted(rows_in, key=lambda r: str(r["pdf_file"]))
-    }
-    chunks = await ingest(base, pdfs)
+    chunks = await ingested(base, work, rows_in)
     cases = [make_case(r, chunks[r["pdf_file"]], base.max_sentences_per_chunk) for r in rows_in]
     runs = [await run("lexical selector (no LLM)", base, cases)]
     server = ScriptedLLM().start()
@@ -308,6 +278,7 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--verbose", action="store_true", help="print every chosen sentence")
     parser.add_argument("--output", type=Path, help="JSON path (default: bench/results/...)")
+    parser.add_argument("--work", type=Path, help="shared work folder (filings.py)")
     arguments = parser.parse_args()
     if not arguments.qa.is_file():
         print(f"no QA file at {arguments.qa} (../shared/pdfs is absent): selection_eval skipped")

@@ -14,14 +14,16 @@ figure and it has a key row; a question is a *metrics* question when one of its 
 tabular, else a *text* question.
 
 **Evidence for a tabular passage** is then a sentence that is evidence for the passage
-(``is_evidence``), holds one of its key rows (at least 60% of the row's tokens), and is not a
-block: it holds at most ``BLOCK_FIGURES`` times as many figures as that row.
+(``is_evidence``; or, where the passage's words ran together, "Totalnetrevenue", the same on
+letters and digits alone), holds one of its key rows (at least 60% of the row's tokens), and is
+not a block: it holds at most ``BLOCK_FIGURES`` times as many figures as that row.
 
 **Negatives.** For a question, a chunk of the same filing that holds none of the evidence: not on
-an evidence page, under 10% of every passage's token 5-grams, and none of the answer's figures
-(not years). *Near*: the one sharing most words (four letters or more) with the question and the
-answer, the chunk a retriever would wrongly cite (it may restate the answer in other words: a
-filing repeats itself); *random*: ``RANDOM_NEGATIVES`` seeded draws among the rest.
+an evidence page, under 10% of every passage's token 5-grams, none of the answer's figures (not
+years), and no sentence the judge counts as evidence (the caller's ``holds_evidence``). *Near*:
+the one sharing most words (four letters or more) with the question and the answer, the chunk a
+retriever would wrongly cite (it may restate the answer in other words: a filing repeats
+itself); *random*: ``RANDOM_NEGATIVES`` seeded draws among the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from selection_metrics import HOLD_GRAM, ChunkText, Passage, _grams, is_evidence, tokens
@@ -89,7 +91,7 @@ def key_rows(passage: Passage, answer: str, justification: str) -> KeyRows:
     keys = []
     for line in lines:
         line_figures = _figures(line)
-        named = any(item and item in line.lower() for item in items)
+        named = any(item and _squeezed(item) in _squeezed(line) for item in items)
         if (line_figures & wanted) or named:
             keys.append(tuple(tokens(line)))
     figured = sum(_ends_in_figure(line) for line in lines)
@@ -100,16 +102,38 @@ def key_rows(passage: Passage, answer: str, justification: str) -> KeyRows:
 def _holds(sentence: Sequence[str], row: Sequence[str]) -> bool:
     have = Counter(sentence)
     need = Counter(row)
-    return sum((have & need).values()) >= KEY_SHARE * len(row)
+    if sum((have & need).values()) >= KEY_SHARE * len(row):
+        return True
+    # Words run together in the passage's row: compare letters and digits only.
+    return _squeezed(" ".join(row)) in _squeezed(" ".join(sentence))
 
 
 def _figure_count(words: Sequence[str]) -> int:
     return sum(w[0].isdigit() for w in words)
 
 
+def _squeezed(text: str) -> str:
+    """Letters and digits only, case-folded: FinanceBench's evidence text often runs a row's
+    words together ("Totalnetrevenue", "Transaction-basedrevenue")."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _squeezed_evidence(sentence: str, passage: Passage) -> bool:
+    """``is_evidence`` for a passage whose words ran together: 60% of the sentence's 8-character
+    pieces (letters and digits only) in the passage, and 60% of its figures."""
+    mine, theirs = _squeezed(sentence), _squeezed(passage.text)
+    grams = [mine[i : i + 8] for i in range(0, max(1, len(mine) - 7))]
+    if len(mine) < 12 or not grams:
+        return False
+    figures = _figures(sentence)
+    shown = sum(g in theirs for g in grams) / len(grams)
+    figured = sum(f.replace(".", "") in theirs for f in figures) / len(figures) if figures else 1
+    return shown >= KEY_SHARE and figured >= KEY_SHARE
+
+
 def is_row_evidence(sentence: str, passage: Passage, keys: KeyRows) -> bool:
     """Evidence for a passage, judged per row when the passage is tabular (module docstring)."""
-    if not is_evidence(sentence, passage):
+    if not (is_evidence(sentence, passage) or _squeezed_evidence(sentence, passage)):
         return False
     if not keys.tabular:
         return True
@@ -138,6 +162,7 @@ def negatives(
     chunks: Sequence[ChunkText],
     rng: random.Random,
     draws: int = RANDOM_NEGATIVES,
+    holds_evidence: Callable[[ChunkText], bool] = lambda chunk: False,
 ) -> dict[str, ChunkText]:
     """The question's negatives: ``{"near": chunk, "random1": chunk, ...}`` (fewer in a tiny
     filing)."""
@@ -151,7 +176,7 @@ def negatives(
         grams = set(_grams(words, HOLD_GRAM))
         if any(_held_share(p, grams) >= NEGATIVE_HOLD for p in passages):
             continue
-        if answer_figures & _figures(chunk.text):
+        if answer_figures & _figures(chunk.text) or holds_evidence(chunk):
             continue
         eligible.append(chunk)
     if not eligible:

@@ -360,9 +360,16 @@ export interface components {
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
             status: components["schemas"]["CitationStatus"];
+            /** @description Whether the chunk supports what it is cited for: its claims (supported when it supports every one, unsupported when none, else partial), or the whole answer when it has none. unsupported: nothing is highlighted (status no_match, reason unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it could not be judged: an unknown chunk, a chunk without text. */
+            support?: components["schemas"]["Support"] | null;
+            /**
+             * Support Score
+             * @description How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the share of the claim's telling words and figures its highlighted sentences show (weighed by how rare each is in the document); from the LLM, 1 supported, 0.5 partial, 0 unsupported. Not the highlights' score, which is placement confidence.
+             */
+            support_score?: number | null;
             /**
              * Viewer Link
-             * @description The reference viewer (GET /viewer) showing this citation's highlights, with its first 3 claims above the page (claim parameters, each cut to 300 characters; display-only, outside the signature); null when there are no highlights.
+             * @description The reference viewer (GET /viewer) showing this citation's highlights, with its first 3 claims above the page and its verdict on each, 'Supports: …' or 'Partly supports: …' (claim and support parameters, each claim cut to 300 characters; display-only, outside the signature); null when there are no highlights.
              */
             viewer_link?: string | null;
         };
@@ -383,6 +390,13 @@ export interface components {
             end: number;
             /** Start */
             start: number;
+            /** @description Whether the chunk supports this claim; null when the chunk has no text to judge. */
+            support?: components["schemas"]["Support"] | null;
+            /**
+             * Support Score
+             * @description How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the share of the claim's telling words and figures its highlighted sentences show (weighed by how rare each is in the document); from the LLM, 1 supported, 0.5 partial, 0 unsupported. Not the highlights' score, which is placement confidence.
+             */
+            support_score?: number | null;
             /**
              * Text
              * @description answer[start:end]: the claim without its marker.
@@ -544,7 +558,7 @@ export interface components {
             rects: components["schemas"]["Rect"][];
             /**
              * Score
-             * @description Alignment confidence, 0-100: how closely the PDF's text at the rectangles matches the sentence. It does not measure how strongly the sentence supports the answer.
+             * @description Placement confidence, 0-100: how closely the PDF's text at the rectangles matches the sentence. It does not measure support: that is the citation's (and each claim's) support and support_score.
              */
             score: number;
             /**
@@ -706,7 +720,7 @@ export interface components {
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "no_relevant_sentences" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
@@ -749,6 +763,12 @@ export interface components {
              */
             pdf_url: string;
         };
+        /**
+         * Support
+         * @description Does the cited chunk support what it is cited for (its claim, or the whole answer)?
+         * @enum {string}
+         */
+        Support: "supported" | "partial" | "unsupported";
     };
     responses: never;
     parameters: never;

@@ -23,17 +23,21 @@ $PY bench/ocr_eval.py "$pdf_dir"
 echo "=== chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
 $PY bench/reading_order.py
 
-echo "=== selection on ../shared/pdfs/qa"
+echo "=== support and selection on ../shared/pdfs/qa (one ingest of the filings for all three)"
 if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
-  $PY bench/selection_eval.py
-  # 53 more questions over 20 filings: the selector is tuned on both, never on seven alone.
+  work="$(mktemp -d)"
+  # Verdicts on positives and negatives, hit and lift over random per row and per company fold.
+  $PY bench/support_eval.py --work "$work"
+  echo "--- selection (the seven, then the 53 more over 20 filings)"
+  $PY bench/selection_eval.py --work "$work"
   if [ -f ../shared/pdfs/qa/financebench_more.jsonl ]; then
-    $PY bench/selection_eval.py --qa ../shared/pdfs/qa/financebench_more.jsonl
+    $PY bench/selection_eval.py --work "$work" --qa ../shared/pdfs/qa/financebench_more.jsonl
   fi
   echo "--- claims: each marker's highlights against its own claim (multi-claim answers)"
-  $PY bench/claims_eval.py
+  $PY bench/claims_eval.py --work "$work"
+  rm -rf "$work"
 else
-  echo "../shared/pdfs/qa is absent: selection benchmark skipped"
+  echo "../shared/pdfs/qa is absent: support and selection benchmarks skipped"
 fi
 
 echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"

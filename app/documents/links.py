@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, urlencode
 
@@ -53,17 +53,33 @@ class PdfLinks:
         expires = math.ceil(self.clock()) + self.ttl_s
         return f"?expires={expires}&signature={self.tokens.link_signature(document_id, expires)}"
 
-    def viewer(self, document_id: str, highlight_ids: list[str], claims: Iterable[str] = ()) -> str:
+    def viewer(
+        self,
+        document_id: str,
+        highlight_ids: list[str],
+        claims: Iterable[str] = (),
+        supports: Sequence[str | None] = (),
+    ) -> str:
         """The reference viewer with these highlights (signed like the PDF link when auth is on,
         so it opens in a reader's browser), showing the first VIEWER_CLAIMS ``claims`` above the
-        page. The claims come after the highlights and before the signature, which covers the
-        document and expiry only (what the link grants): they are display-only text, so they need
-        no signing, and an edited one changes only what the page says."""
-        shown = [c for c in map(viewer_claim, claims) if c][:VIEWER_CLAIMS]
+        page, each with its verdict when ``supports`` gives one ("Supports: …", "Partly
+        supports: …"); a citation without claims may give one verdict for the whole answer.
+        Claims and verdicts come after the highlights and before the signature, which covers the
+        document and expiry only (what the link grants): they are display-only text, so they
+        need no signing, and an edited one changes only what the page says."""
+        given = list(claims)
+        verdicts = list(supports) + [None] * max(0, len(given) - len(supports))
+        pairs = [(viewer_claim(c), v) for c, v in zip(given, verdicts, strict=False)]
+        shown = [(c, v) for c, v in pairs if c][:VIEWER_CLAIMS]
+        if not given and supports and supports[0]:
+            told = [supports[0]]  # the whole answer's
+        else:
+            told = [v for _, v in shown if v] if all(v for _, v in shown) else []
         query = [
             ("document_id", document_id),
             *(("highlight", h) for h in highlight_ids),
-            *(("claim", c) for c in shown),
+            *(("claim", c) for c, _ in shown),
+            *(("support", v) for v in told),
         ]
         signed = self.signed_query(document_id)
         extra = f"&{signed[1:]}" if signed else ""

@@ -88,10 +88,16 @@ def link_of(result: CitationResult, links: PdfLinks) -> str | None:
 def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
     if result.document_id is None or not result.highlights:
         return None
+    supports = (
+        [c.support.value if c.support else None for c in result.claims]
+        if result.claims
+        else [result.support.value if result.support else None]
+    )
     return links.viewer(
         result.document_id,
         [h.highlight_id for h in result.highlights],
         [c.text for c in result.claims],
+        supports,
     )
 
 

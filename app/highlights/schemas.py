@@ -221,7 +221,8 @@ class CitationResult(BaseModel):
     viewer_link: str | None = Field(
         default=None,
         description="The reference viewer (GET /viewer) showing this citation's highlights, "
-        "with its first 3 claims above the page (claim parameters, each cut to 300 characters; "
+        "with its first 3 claims above the page and its verdict on each, 'Supports: …' or "
+        "'Partly supports: …' (claim and support parameters, each claim cut to 300 characters; "
         "display-only, outside the signature); null when there are no highlights.",
     )
     highlights: list[Highlight] = Field(

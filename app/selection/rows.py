@@ -60,8 +60,14 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
                 cuts.append(at)
                 row_ends += 1
                 row = []
-            elif prev.endswith(":") and _starts_label(token) and not any(map(_is_cell, row)):
-                cuts.append(at)  # "Cash flows from operating activities:" heads its rows
+            elif (
+                (prev.endswith(":") or "\n" in text[prev_end:at])
+                and _starts_label(token)
+                and not any(map(_is_cell, row))
+            ):
+                # "Cash flows from operating activities:", a caption on its own line: a heading
+                # row (a label wrapped onto the next line goes on in lower case).
+                cuts.append(at)
                 row = []
         row.append(token)
     row_ends += _is_row(row)

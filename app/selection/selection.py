@@ -24,12 +24,13 @@ as for the claim it shows most of, so a sentence on net income is not also the r
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from app.selection.sections import Line, sections
 from app.selection.sentences import Sentence
 from app.selection.stats import DocumentStats
-from app.selection.support import Claim, Unit, Verdict, directed, judge, shown_by
+from app.selection.support import Claim, Unit, Verdict, directed, judge, shown_by, shown_weight
 from app.selection.terms import Language, language_of, read, terms
 from app.selection.values import chunk_scale, values
 
@@ -86,16 +87,19 @@ def select_claims(
     term statistics; chunks without are weighed against the batch's cited chunks."""
     texts = [answer, query, *(s.text for sentences in chunks.values() for s in sentences)]
     language = language_of(texts)
-    batch = DocumentStats.of(
-        (" ".join(s.text for s in sentences) for sentences in chunks.values()), language
-    )
+    units = {
+        cid: units_of(" ".join(s.text for s in sentences), sentences, language)
+        for cid, sentences in chunks.items()
+    }
+    batch: DocumentStats | None = None
     claims: dict[tuple[Span, int], Claim] = {}
     out: dict[str, dict[Span, Verdict]] = {}
     for cid, sentences in chunks.items():
         doc = (stats or {}).get(cid)
         if doc is None or doc.language != language:
-            doc = batch  # no statistics, or stemmed for another language
-        units = units_of(" ".join(s.text for s in sentences), sentences, language)
+            # No statistics, or stemmed for another language: the batch's cited chunks.
+            batch = batch or _batch_stats(units, language)
+            doc = batch
         spans = list(dict.fromkeys(wanted.get(cid, ())))
         mine = {}
         for span in spans:
@@ -105,10 +109,10 @@ def select_claims(
                 rest = "" if span is None else answer[: span[0]] + " " + answer[span[1] :]
                 claims[key] = Claim.of(said, query, doc, language, rest)
             mine[span] = claims[key]
-        shares = _shares(units, mine) if len(mine) > 1 else {}
+        shares = _shares(units[cid], mine) if len(mine) > 1 else {}
         out[cid] = {}
         for span, claim in mine.items():
-            verdict = judge(units, claim, limit, shares.get(span))
+            verdict = judge(units[cid], claim, limit, shares.get(span))
             ids = tuple(sentences[i].index for i in verdict.ids)
             out[cid][span] = Verdict(ids, verdict.support, verdict.score)
     return out
@@ -126,9 +130,15 @@ def _shares(units: list[Unit], claims: Mapping[Span, Claim]) -> dict[Span, set[i
 
 
 def _share(claim: Claim, unit: Unit) -> float:
-    from app.selection.support import _score
+    return shown_weight(claim, [shown_by(unit, claim)]) / (claim.total or 1.0)
 
-    return _score(claim, [shown_by(unit, claim)]) / (claim.total or 1.0)
+
+def _batch_stats(units: Mapping[str, list[Unit]], language: Language | None) -> DocumentStats:
+    """Document frequencies over the batch's cited chunks, from the terms already read."""
+    df: Counter[str] = Counter()
+    for found in units.values():
+        df.update(set().union(*(u.own for u in found)))
+    return DocumentStats(len(units), dict(df), language)
 
 
 def select_batch(

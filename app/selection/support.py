@@ -39,7 +39,7 @@ from typing import Literal
 
 from app.selection.operands import operand_lines
 from app.selection.stats import DocumentStats
-from app.selection.terms import Language, read, terms
+from app.selection.terms import STOPWORDS, Language, read, terms
 from app.selection.values import Value, agrees, values
 
 Support = Literal["supported", "partial", "unsupported"]
@@ -83,8 +83,11 @@ _FRAMING = frozenset(_FRAMING_WORDS) | frozenset(
     t for w in _FRAMING_WORDS for t in terms(w, "english")
 )
 _ACRONYM = re.compile(r"\b[A-Z][A-Z&]{1,6}\b")
+# A capitalised word that does not start a sentence: a name.
+_NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]+")
 _SKIPPABLE = frozenset({"and", "of", "the", "&", "for"})
 _WORD = re.compile(r"[A-Za-z]+|&")
+_FIGURE = re.compile(r"\d[\d,.]*")
 
 
 def directed(found: set[str]) -> set[str]:
@@ -99,23 +102,34 @@ def directed(found: set[str]) -> set[str]:
 
 def spells(letters: str, text: str) -> bool:
     """Do consecutive words of ``text`` have ``letters`` as initials ("PPNE": property, plant
-    and equipment; "SG&A": selling, general and administrative)? "and", "of", "the" may give
-    their initial or be skipped."""
+    and equipment; "SG&A": selling, general and administrative)? "and", "of", "the" may be
+    skipped, and "and" may give the N; no other function word gives an initial ("EBITDAR of
+    $3.1 billion in the" does not spell EBIT), and a figure between the words ends the run."""
     wanted = letters.lower().replace("&", "")
     if len(wanted) < 2:
         return False
-    words = [w.lower() for w in _WORD.findall(text)]
+    runs = [[w.lower() for w in _WORD.findall(part)] for part in _FIGURE.split(text)]
 
-    def match(i: int, j: int) -> bool:
+    def match(words: list[str], i: int, j: int) -> bool:
         if j == len(wanted):
             return True
         if i == len(words):
             return False
-        if words[i] in _SKIPPABLE and match(i + 1, j):
+        word = words[i]
+        if word in _SKIPPABLE and match(words, i + 1, j):
             return True
-        return words[i][0] == wanted[j] and match(i + 1, j + 1)
+        if word in ("and", "&"):  # "PPNE": property, plant aNd equipment
+            return wanted[j] == "n" and match(words, i + 1, j + 1)
+        if word in STOPWORDS:
+            return False
+        return word[0] == wanted[j] and match(words, i + 1, j + 1)
 
-    return any(match(i, 0) for i in range(len(words)) if words[i][0] == wanted[0])
+    return any(
+        match(words, i, 0)
+        for words in runs
+        for i in range(len(words))
+        if words[i][0] == wanted[0] and words[i] not in STOPWORDS
+    )
 
 
 @dataclass(frozen=True)
@@ -191,16 +205,20 @@ class Claim:
 
 
 def _telling(text: str, stats: DocumentStats, language: Language | None) -> set[str]:
-    """The words of ``text`` that a chunk of this document could show: not figures, not framing,
-    used somewhere in the document (an abbreviation counts: its words may be spelled out)."""
+    """The words of ``text`` a source must show: not figures, not framing; and either used
+    somewhere in the document or a name (capitalised inside a sentence, or an abbreviation). A
+    lower-case word the document never uses is the answer's own wording ("company level"), no
+    chunk of it could show; a name it never uses ("Creative Cloud" cited to another company's
+    filing) is what no chunk of it supports."""
     found = directed(read(text, language).terms)
-    abbreviations = {t for a in _ACRONYM.findall(text) for t in terms(a, language)}
+    names = {t for n in _NAME.findall(text) for t in terms(n, language)}
+    names |= {t for a in _ACRONYM.findall(text) for t in terms(a, language)}
     return {
         t
         for t in found
         if not t[0].isdigit()
         and t not in _FRAMING
-        and (t[0] in "+-" or stats.df.get(t, 0) > 0 or t in abbreviations)
+        and (t[0] in "+-" or stats.df.get(t, 0) > 0 or t in names)
     }
 
 
@@ -221,12 +239,22 @@ def shown_by(unit: Unit, claim: Claim) -> Shown:
             words[term] = 1.0
         elif term in unit.context:
             words[term] = CONTEXT
+    # A figure is shown where the sentence also says what it measures (a word of the claim or
+    # of its question, or of the sentence's heading): a bare "20,215" in another table is not
+    # the claim's "$20 billion".
+    labelled = any(t[0] not in "+-" for t in words) or bool(
+        (unit.own | unit.context) & claim.context.keys()
+    )
     figures = tuple(
-        any(agrees(f.value, v, unit.scale) for v in unit.values) or _derived(f, unit)
+        labelled and (any(agrees(f.value, v, unit.scale) for v in unit.values) or _derived(f, unit))
         for f in claim.figures
     )
-    have = unit.own | unit.context
-    operands = frozenset(i for i, line in enumerate(claim.operands) if line and line <= have)
+    # A statement line: the row's own label (not its heading's) and a figure (not a footnote's
+    # or a list's number).
+    stated = any(not v.date and v.written >= 10 for v in unit.values)
+    operands = frozenset(
+        i for i, line in enumerate(claim.operands) if stated and line and line <= unit.own
+    )
     return Shown(words, figures, operands)
 
 
@@ -251,7 +279,7 @@ def _derived(figure: Figure, unit: Unit) -> bool:
     return False
 
 
-def _score(claim: Claim, shown: Sequence[Shown]) -> float:
+def shown_weight(claim: Claim, shown: Sequence[Shown]) -> float:
     """The weight of the claim that ``shown`` shows together."""
     total = 0.0
     for term, weight in claim.words.items():
@@ -289,7 +317,7 @@ def judge(
         for unit in pool:
             if unit.position in chosen:
                 continue
-            gain = _score(claim, [shows[p] for p in [*chosen, unit.position]]) - score
+            gain = shown_weight(claim, [shows[p] for p in [*chosen, unit.position]]) - score
             key = (gain, rank[unit.position], -len(unit.text), -unit.position)
             if best is None or key > best:
                 best = key

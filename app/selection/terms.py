@@ -87,6 +87,7 @@ _DERIVED = {
     "repurchases": "repurchase",
     "contribution": "contribute",
     "contributions": "contribute",
+    "adj": "adjusted",  # "Adj. EBITDA"
 }
 
 # "U.S.", "US" and "USA" are the United States, not the pronoun "us" (a stopword) or two

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.selection.numbers import _NUMBER, _PERCENT_AFTER, _split_decimal
+from app.selection.numbers import _NUMBER, _PERCENT_AFTER, _is_date, _split_decimal
 
 _SCALE_AFTER = re.compile(
     r"\s?(thousands?|k|millions?|mn|mm|m|billions?|bn|b|trillions?|tn)\b", re.IGNORECASE
@@ -78,6 +78,7 @@ def values(text: str) -> list[Value]:
                 and not _CURRENCY_BEFORE.search(text, max(0, match.start() - 2), match.start())
             )
             or _PERIOD_AFTER.match(text, match.end()) is not None
+            or _is_date(text, match.start(), match.end(), "")
         )
         step = 10.0 ** -len(fraction) * scale
         enumerator = bool(_ENUMERATOR.match(text, max(0, match.start() - 1)))

@@ -37,6 +37,12 @@ export interface ViewerState {
   documentId: string | null;
   /** The claims shown above the pages (the URL's `claim` parameters, in order). */
   claims: string[];
+  /**
+   * The citation's verdict on each claim (the URL's `support` parameters, in the claims' order:
+   * "supported", "partial", "unsupported"; "" when the link gives none). A link without claims
+   * may give one, on the whole answer.
+   */
+  supports: string[];
   pageCount: number;
   /** The highlights that loaded, in URL order. */
   highlights: HighlightResponse[];
@@ -66,10 +72,18 @@ declare global {
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
 const ui = { title: $("title"), claims: $("claims"), errors: $("errors"), pages: $("pages") };
 const params = new URLSearchParams(location.search);
+const claimed = params.getAll("claim").map((claim, i) => ({
+  claim,
+  support: params.getAll("support")[i] ?? "",
+}));
 const state: ViewerState = {
   status: "loading",
   documentId: params.get("document_id"),
-  claims: params.getAll("claim").filter((c) => c.trim() !== ""),
+  claims: claimed.filter((c) => c.claim.trim() !== "").map((c) => c.claim),
+  supports:
+    claimed.length === 0
+      ? params.getAll("support").slice(0, 1)
+      : claimed.filter((c) => c.claim.trim() !== "").map((c) => c.support),
   pageCount: 0,
   highlights: [],
   errors: [],
@@ -125,18 +139,33 @@ function fail(highlightId: string | null, code: string, message: string): void {
   ui.errors.hidden = false;
 }
 
+/** What the chunk does for a claim, as the reader is told it (the `support` values). */
+const SUPPORT_WORDS: Record<string, string> = {
+  supported: "Supports",
+  partial: "Partly supports",
+  unsupported: "Does not support",
+};
+
 /**
- * The claims, one line each. They come from the URL, which anyone can write: text nodes only
- * (textContent), never markup.
+ * The claims, one line each, with the chunk's verdict on each ("Supports: “…”", "Partly
+ * supports: “…”"), or one line on the whole answer for a link without claims. They come from
+ * the URL, which anyone can write: text nodes only (textContent), never markup, and an unknown
+ * verdict is not shown.
  */
-function showClaims(claims: string[]): void {
+function showClaims(claims: string[], supports: string[]): void {
   const list = ui.claims.querySelector("ul")!;
-  for (const claim of claims) {
+  const lines = claims.map((claim, i) => {
+    const word = SUPPORT_WORDS[supports[i] ?? ""];
+    return word ? `${word}: “${claim}”` : `“${claim}”`;
+  });
+  const whole = SUPPORT_WORDS[supports[0] ?? ""];
+  if (claims.length === 0 && whole) lines.push(`${whole} the answer`);
+  for (const line of lines) {
     const item = document.createElement("li");
-    item.textContent = `“${claim}”`;
+    item.textContent = line;
     list.append(item);
   }
-  ui.claims.hidden = claims.length === 0;
+  ui.claims.hidden = lines.length === 0;
 }
 
 async function fetchHighlight(id: string): Promise<HighlightResponse | null> {
@@ -188,7 +217,7 @@ async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
 }
 
 async function main(): Promise<void> {
-  showClaims(state.claims);
+  showClaims(state.claims, state.supports);
   const ids = params.getAll("highlight");
   if (state.documentId === null && ids.length === 0) {
     fail(

@@ -160,6 +160,13 @@ def test_viewer_links_carry_claims_encoded_capped_and_before_the_signature() -> 
         "/viewer?document_id=doc&highlight=h_1&claim=It+costs+5%25."
     )
     assert PdfLinks().viewer("doc", ["h_1"]) == "/viewer?document_id=doc&highlight=h_1"
+    # Verdicts follow the claims, one each, in order; a link without claims may carry the whole
+    # answer's; a claim without a verdict leaves them all out (they are read by position).
+    both = PdfLinks().viewer("doc", ["h_1"], ["A.", "B."], ["supported", "partial"])
+    assert both.endswith("&claim=A.&claim=B.&support=supported&support=partial"), both
+    whole = PdfLinks().viewer("doc", ["h_1"], [], ["partial"])
+    assert whole == "/viewer?document_id=doc&highlight=h_1&support=partial"
+    assert "support=" not in PdfLinks().viewer("doc", ["h_1"], ["A.", "B."], ["supported"])
     # Bytes bound a claim too: 300 CJK characters would be 2.7 KB encoded.
     (chinese,) = [v for k, v in parse_qsl(PdfLinks().viewer("d", [], ["資" * 400])) if k == "claim"]
     assert chinese.endswith("…")
@@ -184,7 +191,8 @@ async def test_signed_viewer_links_with_claims_still_open(auth_settings: Any) ->
         result = await _one_result(client)
         viewer = result["viewer_link"]
         (claim,) = result["claims"]
-        assert f"&claim={quote_plus(claim['text'])}&expires=" in viewer, viewer
+        verdict = f"&support={claim['support']}"
+        assert f"&claim={quote_plus(claim['text'])}{verdict}&expires=" in viewer, viewer
         query = viewer.split("?", 1)[1]
         assert re.search(r"&expires=\d+&signature=[\w-]+$", query), viewer
         assert (await client.get(viewer)).status_code == 200

@@ -99,7 +99,7 @@ async def test_an_openrouter_error_inside_a_200_is_llm_unavailable(
     assert (result["status"], result["reason"]) == ("highlighted", "llm_unavailable")
 
 
-async def test_only_unknown_sentence_ids_is_invalid_output_not_no_relevant_sentences(
+async def test_only_unknown_sentence_ids_is_invalid_output_not_unsupported(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
     def unknown_ids(body: dict[str, Any]) -> Reply:

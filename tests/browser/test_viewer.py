@@ -7,7 +7,8 @@ viewer link, and the test checks, page by page:
 - the words PDF.js renders under the rectangles (its text layer, character by character) are the
   highlighted sentence;
 - the claims the citation supports (the link's claim parameters) are shown above the first page,
-  as text, and nothing is shown for a citation without claims.
+  as text, each with its verdict ("Supports: …", "Partly supports: …"); a citation without
+  claims shows its verdict on the whole answer.
 
 Screenshots are kept under bench/results/viewer/ (CI keeps them as artefacts).
 """
@@ -305,14 +306,16 @@ def _check_claims(page: Any, case: Case, result: dict[str, Any]) -> None:
     want = [viewer_claim(c["text"]) for c in result["claims"]][:VIEWER_CLAIMS]
     shown = page.evaluate(CLAIMS)
     assert shown["state"] == want, shown
-    if not want:
-        assert shown["hidden"], shown
-        assert not shown["visible"], shown
-        assert shown["lines"] == [], shown
-        return
+    # Each claim with the citation's verdict on it; without claims, the verdict on the answer.
+    words = {"supported": "Supports", "partial": "Partly supports"}
+    lines = [f"{words[c['support']]}: “{viewer_claim(c['text'])}”" for c in result["claims"]]
+    if not result["claims"]:
+        lines = [f"{words[result['support']]} the answer"]
     assert not shown["hidden"], shown
     assert shown["visible"], shown
-    assert shown["lines"] == [f"“{c}”" for c in want]
+    assert shown["lines"] == lines[:VIEWER_CLAIMS], shown
+    if not want:
+        return
     assert shown["markup"] == 0
     assert shown["canvas"] is not None, "the first page is not rendered"
     block, canvas = shown["block"], shown["canvas"]
@@ -464,7 +467,15 @@ def test_viewer_shows_claims_as_text_never_as_markup(browser: Any, service: Live
         page.goto(f"{service.url}/viewer?document_id=sample")
         assert page.evaluate(MEASURE)["status"] == "ready"
         assert page.evaluate(CLAIMS)["hidden"]
-        query = urlencode([("document_id", "sample"), ("claim", hostile), ("claim", "Second.")])
+        query = urlencode(
+            [
+                ("document_id", "sample"),
+                ("claim", hostile),
+                ("claim", "Second."),
+                ("support", hostile),  # an unknown verdict is not shown
+                ("support", "partial"),
+            ]
+        )
         page.goto(f"{service.url}/viewer?{query}")
         got = page.evaluate(MEASURE)
         # Without highlights `ready` does not wait for the first page's canvas.
@@ -478,7 +489,7 @@ def test_viewer_shows_claims_as_text_never_as_markup(browser: Any, service: Live
         page.close()
     assert got["status"] == "ready", got
     assert got["errors"] == [], got
-    assert shown["lines"] == [f"“{hostile}”", "“Second.”"], shown
+    assert shown["lines"] == [f"“{hostile}”", "Partly supports: “Second.”"], shown
     assert shown["markup"] == 0
     assert images == 0
     assert xss is None

@@ -90,9 +90,15 @@ def assert_valid_llm_highlights(data: dict[str, Any], pdf: Path) -> None:
     # model may name, for the one-sentence chunk, only ids it does not have: that chunk falls
     # back alone. The longest chunk's passage is always the model's.
     reasons = [result["reason"] for result in data["results"]]
-    assert reasons[0] in (None, "no_relevant_sentences"), data
-    assert set(reasons) <= {None, "no_relevant_sentences", "llm_invalid_output"}, data
+    assert reasons[0] in (None, "unsupported"), data
+    assert set(reasons) <= {None, "unsupported", "llm_invalid_output"}, data
     for result in data["results"]:
+        # The model's verdict, whatever it is, reaches the answer: "no" lights nothing.
+        if result["reason"] != "llm_invalid_output":
+            assert result["support"] in ("supported", "partial", "unsupported"), result
+            if result["support"] == "unsupported":
+                assert not result["highlights"], result
+            assert 0.0 <= result["support_score"] <= 1.0, result
         for h in result["highlights"]:
             assert result["page_start"] <= h["page"] <= result["page_end"]
             assert similarity(text_under(pdf, h["rects"]), h["text"]) >= 90, h
