@@ -53,12 +53,12 @@ def qa_rows(paths: list[Path] | None = None) -> list[dict[str, Any]]:
 
 
 def work_settings(work: Path, **overrides: Any) -> Settings:
-    """The benches' settings on ``work``: SQLite, stored copies, and a shared index cache."""
+    """The benches' settings on ``work``: SQLite, stored copies, a shared index cache, and no
+    result cache (a re-run on the same folder measures the code, not answers cached by an
+    earlier version of it)."""
+    values: dict[str, Any] = {"index_cache_dir": work / "index", "result_cache_ttl_s": 0}
     return make_settings(
-        f"sqlite+aiosqlite:///{work / 's.db'}",
-        work / "pdfs",
-        index_cache_dir=work / "index",
-        **overrides,
+        f"sqlite+aiosqlite:///{work / 's.db'}", work / "pdfs", **{**values, **overrides}
     )
 
 
@@ -78,7 +78,8 @@ def _code_hash() -> str:
     for part in _CHUNKING_CODE:
         path = ROOT / part
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.read_bytes())
+            if file.is_file():
+                digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from filings import ingested, work_dir, work_settings  # noqa: E402
+from pydantic import SecretStr  # noqa: E402
 from selection_metrics import (  # noqa: E402
     ChunkText,
     Passage,
@@ -50,7 +51,7 @@ from selection_metrics import (  # noqa: E402
 
 from app.core.config import Settings  # noqa: E402
 from app.selection.sentences import split_sentences  # noqa: E402
-from tests.fixtures.app import app_client, make_settings  # noqa: E402
+from tests.fixtures.app import app_client  # noqa: E402
 from tests.fixtures.llm_server import JSON, Chooser, ScriptedLLM, passage_lines  # noqa: E402
 from tests.fixtures.llm_server import Passage as PromptPassage  # noqa: E402
 
@@ -134,12 +135,12 @@ async def run(
 
 def oracle_settings(base: Settings, server: ScriptedLLM) -> Settings:
     """``base`` with the LLM path pointed at the scripted server (oracle replay)."""
-    return make_settings(
-        base.database_url,
-        base.pdf_root,
-        llm_provider="vllm",
-        llm_base_url=server.base_url,
-        llm_model="scripted-oracle",
+    return base.model_copy(
+        update={
+            "llm_provider": "vllm",
+            "llm_base_url": server.base_url,
+            "llm_model": "scripted-oracle",
+        }
     )
 
 
@@ -148,15 +149,15 @@ def model_settings(base: Settings) -> Settings | None:
     provider = env.get("HIGHLIGHT_LLM_PROVIDER", "none")
     if provider == "none" or not env.get("HIGHLIGHT_LLM_BASE_URL"):
         return None
-    return make_settings(
-        base.database_url,
-        base.pdf_root,
-        llm_provider=provider,
-        llm_base_url=env["HIGHLIGHT_LLM_BASE_URL"],
-        llm_model=env.get("HIGHLIGHT_LLM_MODEL", ""),
-        llm_api_key=env.get("HIGHLIGHT_LLM_API_KEY", ""),
-        llm_timeout_s=60.0,
-        llm_max_retries=2,
+    return base.model_copy(
+        update={
+            "llm_provider": provider,
+            "llm_base_url": env["HIGHLIGHT_LLM_BASE_URL"],
+            "llm_model": env.get("HIGHLIGHT_LLM_MODEL", ""),
+            "llm_api_key": SecretStr(env.get("HIGHLIGHT_LLM_API_KEY", "")),
+            "llm_timeout_s": 60.0,
+            "llm_max_retries": 2,
+        }
     )
 
 

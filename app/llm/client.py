@@ -8,15 +8,13 @@ for this (base URL, model):
   this call only (one oversized batch must not cost the model its tier for an hour);
 - a refusal of an ordinary parameter (reasoning models refuse ``max_tokens`` and
   ``temperature: 0``) is learned per model and the same strategy is sent again without it;
-- the reasoning effort (providers.py) likewise: a model that refuses the parameter (it does not
-  reason) is sent none; under ``auto`` one that refuses the value gets the next higher value the
-  server names, learned per model; an explicit value refused is left out, with one warning;
+- the reasoning effort likewise: left out or raised, learned per model (reasoning.py);
 - timeouts, connection errors, 429 and 5xx are retried with bounded backoff on the same strategy;
-- a truncated reply (finish_reason "length") is reported as such, never repaired, and one with
-  no answer at all from a model that reasoned as the budget spent reasoning; only ``content`` is
-  read, never the ``reasoning``/``reasoning_content`` text beside it; a 200 that is
-  not a chat completion (an HTML error page, a choice without a message) is invalid output, and
-  so is a reply larger than ``max_tokens`` allows, cut off as it arrives (reply_cap.py).
+- a truncated reply (finish_reason "length") is reported as such, never repaired, naming the
+  reasoning when that spent the budget (reasoning.py); only ``content`` is read, never the
+  ``reasoning``/``reasoning_content`` text beside it; a 200 that is not a chat completion (an
+  HTML error page, a choice without a message) is invalid output, and so is a reply larger than
+  ``max_tokens`` allows, cut off as it arrives (reply_cap.py).
 
 Each request carries the request's id (``X-Request-ID``) and, with tracing on, its W3C trace
 context (``traceparent``), so the LLM server's logs and spans join the service's. Every tier
@@ -46,31 +44,22 @@ from app.llm.errors import (
     LLMUnavailable,
     LLMUnsupported,
 )
+from app.llm.memory import MAX_COMPLETION_TOKENS, OMIT_TEMPERATURE, CapabilityMemory
 from app.llm.parsing import extract_json
 from app.llm.providers import EFFORTS, ProviderProfile, Strategy, merge_extra
+from app.llm.reasoning import ReasoningPolicy, reasoned, spent_reasoning
 from app.llm.refusals import REASONING_EFFORT, read_refusal
 from app.llm.reply_cap import UNENCODED, capped, install, reply_cap
 from app.llm.schema import JSON
 from app.llm.telemetry import Usage, count_downgrade, count_retry, measured, request_headers
 
+# CapabilityMemory lives in memory.py (reasoning.py needs it too) and is still imported from here.
+__all__ = ["CapabilityMemory", "Completion", "StructuredClient"]
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_BACKOFF_S = 8.0
-Key = tuple[str, str]
-# What a model can be learned to need: quirk name -> the refused parameter it answers.
-OMIT_TEMPERATURE = "omit_temperature"
-MAX_COMPLETION_TOKENS = "max_completion_tokens"
+# The quirk that answers each ordinary parameter a model refuses.
 _QUIRK_FOR_PARAMETER = {"temperature": OMIT_TEMPERATURE, "max_tokens": MAX_COMPLETION_TOKENS}
-# The reasoning effort: left out, or (``auto``) raised to the value after "=".
-OMIT_REASONING = "omit_reasoning_effort"
-EFFORT_QUIRK = "reasoning_effort="
-# Behind OpenRouter's require_parameters, "no endpoints" may mean a parameter no provider takes
-# rather than the schema: each of these is tried left out, in this order, before the tier is.
-_ROUTING_RETRIES = (
-    frozenset({OMIT_TEMPERATURE}),
-    frozenset({OMIT_REASONING}),
-    frozenset({OMIT_TEMPERATURE, OMIT_REASONING}),
-)
 
 
 @dataclass(frozen=True)
@@ -83,35 +72,6 @@ class Completion(Generic[T]):
     # Summed over the tiers tried, as the server's ``usage`` reported them.
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-
-class CapabilityMemory:
-    """What is known per (base URL, model): the strategy to start from, and the parameters the
-    model refuses. A downgrade is forgotten after ``ttl_s`` so a server that gains a feature (a
-    vLLM upgrade) is tried on it again; a refused parameter is a property of the model and kept."""
-
-    def __init__(self, ttl_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._start: dict[Key, tuple[int, float]] = {}
-        self._quirks: dict[Key, frozenset[str]] = {}
-        self._ttl_s = ttl_s
-        self._clock = clock
-
-    def start(self, key: Key) -> int:
-        index, since = self._start.get(key, (0, 0.0))
-        if index and self._clock() - since > self._ttl_s:
-            del self._start[key]
-            return 0
-        return index
-
-    def downgrade(self, key: Key, to_index: int) -> None:
-        if to_index > self.start(key):
-            self._start[key] = (to_index, self._clock())
-
-    def quirks(self, key: Key) -> frozenset[str]:
-        return self._quirks.get(key, frozenset())
-
-    def learn(self, key: Key, quirk: str) -> None:
-        self._quirks[key] = self.quirks(key) | {quirk}
 
 
 def _read_completion(response: Any) -> tuple[str | None, str | None]:
@@ -140,34 +100,6 @@ def _read_completion(response: Any) -> tuple[str | None, str | None]:
     if content is not None and not isinstance(content, str):
         raise LLMInvalidOutput("the LLM server's message content is not text")
     return content, finish if isinstance(finish, str) else None
-
-
-def _reasoned(response: Any) -> bool:
-    """Whether a reply shows that the model reasoned: reasoning tokens in its usage (OpenAI,
-    OpenRouter, vLLM with a reasoning parser), or reasoning text beside the content (OpenRouter's
-    and vLLM 0.32's ``reasoning``, DeepSeek's and older vLLM's ``reasoning_content``)."""
-    details = getattr(getattr(response, "usage", None), "completion_tokens_details", None)
-    tokens = getattr(details, "reasoning_tokens", None)
-    if isinstance(tokens, int) and tokens > 0:
-        return True
-    message = getattr(response.choices[0], "message", None)
-    for field in ("reasoning", "reasoning_content"):
-        text = getattr(message, field, None)
-        if isinstance(text, str) and text.strip():
-            return True
-    return False
-
-
-def _step_up(effort: str, supported: tuple[str, ...]) -> str | None:
-    """The effort to try after ``effort`` was refused: the lowest higher one the server named,
-    else the next one up; None when there is none."""
-    higher = EFFORTS[EFFORTS.index(effort) + 1 :]
-    named = [e for e in higher if e in supported]
-    if named:
-        return named[0]
-    if any(s in EFFORTS for s in supported):
-        return None  # the server named what it takes, and nothing above this
-    return higher[0] if higher else None
 
 
 def _status_error(exc: openai.APIStatusError) -> LLMError:
@@ -222,6 +154,7 @@ class StructuredClient:
         self.backoff_s = backoff_s
         self.max_reply_bytes = max_reply_bytes or reply_cap(max_tokens)
         self._key = (base_url.rstrip("/"), model)
+        self.reasoning = ReasoningPolicy(profile.reasoning_effort, self.memory, self._key, model)
         # The SDK's own retries are off: this class decides what is retried and logs it.
         self._sdk = AsyncOpenAI(
             base_url=base_url,
@@ -289,7 +222,7 @@ class StructuredClient:
         request[token_param] = self.max_tokens
         if OMIT_TEMPERATURE not in quirks:
             request["temperature"] = self.temperature
-        effort = self._effort(quirks)
+        effort = self.reasoning.effort(quirks)
         if effort is not None:
             asked = self.profile.effort_body(effort)
             if "reasoning_effort" in asked:
@@ -298,55 +231,6 @@ class StructuredClient:
                 extra = merge_extra(extra, asked)
         request["extra_body"] = extra or None
         return request
-
-    def _effort(self, quirks: frozenset[str]) -> str | None:
-        """The reasoning effort to send, given what is known of the model; None: send none."""
-        setting = self.profile.reasoning_effort
-        if setting == "off" or OMIT_REASONING in quirks:
-            return None
-        if setting != "auto":
-            return setting
-        learned = [q.removeprefix(EFFORT_QUIRK) for q in quirks if q.startswith(EFFORT_QUIRK)]
-        return EFFORTS[max((EFFORTS.index(e) for e in learned if e in EFFORTS), default=0)]
-
-    def _effort_refused(self, exc: LLMParameterRefused, effort: str | None) -> None:
-        """Learn what to send after the model refused the reasoning effort ``effort``."""
-        if effort is None:
-            raise LLMRejected(f"the LLM server keeps refusing: {exc.message}") from exc
-        setting = self.profile.reasoning_effort
-        if setting == "auto" and exc.value_refused:
-            higher = _step_up(effort, exc.supported)
-            if higher is not None:
-                log.info(
-                    "model %s refuses reasoning effort %r; sending %r", self.model, effort, higher
-                )
-                self.memory.learn(self._key, EFFORT_QUIRK + higher)
-                return
-        if setting == "auto" and not exc.value_refused:
-            log.info("model %s takes no reasoning effort; sending without it", self.model)
-        else:
-            # Not silently changed to another value: the deployment asked for this one.
-            log.warning(
-                "model %s refuses reasoning effort %r (HIGHLIGHT_LLM_REASONING_EFFORT=%s); "
-                "sending without it, so the model reasons at its own default: %s",
-                self.model,
-                effort,
-                setting,
-                exc.message,
-            )
-        self.memory.learn(self._key, OMIT_REASONING)
-
-    def _routing_retry(self, tried: set[frozenset[str]]) -> frozenset[str] | None:
-        """What to leave out next when OpenRouter found no endpoint for what was sent."""
-        learned = self.memory.quirks(self._key)
-        for option in _ROUTING_RETRIES:
-            new = option - learned
-            if not new or new in tried:
-                continue
-            if OMIT_REASONING in new and self._effort(learned) is None:
-                continue  # no effort is sent: leaving it out changes nothing
-            return new
-        return None
 
     async def _send(self, request: JSON) -> tuple[str | None, str | None, Any]:
         """One HTTP exchange with bounded retries; returns (content, finish_reason, the reply
@@ -408,7 +292,7 @@ class StructuredClient:
         effort_refusals = len(EFFORTS) + 1
         while True:
             quirks = self.memory.quirks(self._key) | tentative
-            effort = self._effort(quirks)
+            effort = self.reasoning.effort(quirks)
             try:
                 content, finish, response = await self._send(
                     self._request(strategy, quirks, system, user, schema, name)
@@ -418,7 +302,7 @@ class StructuredClient:
                     effort_refusals -= 1
                     if effort_refusals < 0:
                         raise LLMRejected(f"the LLM server keeps refusing: {exc.message}") from exc
-                    self._effort_refused(exc, effort)
+                    self.reasoning.learn_refusal(exc, effort)
                     continue
                 quirk = _QUIRK_FOR_PARAMETER[exc.parameter]
                 if quirk in quirks:
@@ -432,31 +316,16 @@ class StructuredClient:
                 # like one that refuses the schema: try without them first.
                 if exc.no_endpoints:
                     tried.add(tentative)
-                    retry = self._routing_retry(tried)
+                    retry = self.reasoning.routing_retry(tried)
                     if retry is not None:
                         tentative = retry
                         continue
                 raise
             usage.add(strategy.name, response)  # spent, whatever becomes of the reply
-            if tentative:
-                for quirk in tentative:
-                    self.memory.learn(self._key, quirk)
-                if OMIT_REASONING in tentative and self.profile.reasoning_effort != "auto":
-                    log.warning(
-                        "no endpoint for model %s takes reasoning effort %r "
-                        "(HIGHLIGHT_LLM_REASONING_EFFORT); sending without it",
-                        self.model,
-                        self.profile.reasoning_effort,
-                    )
+            self.reasoning.learn_routing(tentative)
             if finish == "length":
-                if not (content or "").strip() and _reasoned(response):
-                    asked = f"reasoning effort {effort!r}" if effort else "no reasoning effort sent"
-                    raise LLMTruncated(
-                        f"the model spent its whole token budget ({self.max_tokens}) reasoning "
-                        f"before answering ({asked}); raise HIGHLIGHT_LLM_MAX_TOKENS or lower "
-                        "HIGHLIGHT_LLM_REASONING_EFFORT",
-                        by_reasoning=True,
-                    )
+                if not (content or "").strip() and reasoned(response):
+                    raise spent_reasoning(effort, self.max_tokens)
                 raise LLMTruncated(
                     f"the reply hit max_tokens={self.max_tokens} before the JSON was complete"
                 )

@@ -40,7 +40,8 @@ def _check_verdicts(data: dict[str, Any]) -> None:
         "unsupported",
     ), other
     assert other["support_score"] < 0.35
-    assert other["highlights"] == [] and other["viewer_link"] is None
+    assert other["highlights"] == []
+    assert other["viewer_link"] is None
     # Nothing is lit, but the reader can still open the cited pages.
     assert other["link"] == f"/v2/documents/{SAMPLE_ID}/pdf#page=2"
     assert "Nothing in this chunk supports" in other["message"]
@@ -82,9 +83,7 @@ async def test_the_llm_verdict_reaches_batch_and_stream(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
     scripted_llm.chooser = _by_verdict
-    settings = llm_settings(
-        database_url, pdf_root, scripted_llm, stream_provisional_after_s=0.0
-    )
+    settings = llm_settings(database_url, pdf_root, scripted_llm, stream_provisional_after_s=0.0)
     await ingest_sample(settings)
     async with app_client(settings) as client:
         batch = (await client.post("/v2/highlights/batch", json=BODY)).json()

@@ -167,7 +167,8 @@ def test_short_claims_bound_to_their_marker_keep_their_evidence() -> None:
         (claim,) = claims_by_citation(answer, ["1"])["1"]
         verdict, picked = judge(chunk, answer, question, span=(claim.start, claim.end))
         assert verdict.support != "unsupported", answer
-        assert picked and picked[0].startswith(expected), (answer, picked)
+        assert picked, answer
+        assert picked[0].startswith(expected), (answer, picked)
 
 
 def test_a_decrease_in_other_words_is_the_same_direction() -> None:
