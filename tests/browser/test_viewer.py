@@ -152,9 +152,13 @@ def _citation(service: LiveService, case: Case) -> dict[str, Any]:
     chunks = [c for c in document["chunks"] if case.page is None or c["page_start"] == case.page]
     if case.chunk_id is not None:
         chunks = [c for c in chunks if c["id"] == case.chunk_id]
-    elif case.answer is not None:
-        chunks = [c for c in chunks if case.answer.split()[2] in c["text"]]
-    chunk = max(chunks, key=lambda c: len(c["text"]))
+    if case.answer is not None and case.chunk_id is None:
+        # The chunk that holds the answer: the most of its words (a chunk that does not say it
+        # is unsupported now, and lights nothing), the longest of equals.
+        words = case.answer.split()
+        chunk = max(chunks, key=lambda c: (sum(w in c["text"] for w in words), len(c["text"])))
+    else:
+        chunk = max(chunks, key=lambda c: len(c["text"]))
     answer = case.answer
     if answer is None:
         sentences = re.split(r"(?<=[.!?。])\s*", chunk["text"])
