@@ -48,8 +48,10 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
     cuts: list[int] = []
     row_ends = 0
     row: list[str] = []  # the tokens of the row so far
+    has_cell = False  # kept as the row grows: scanning it at every line would be quadratic
     for i, (at, _, token) in enumerate(tokens):
-        if i and not _is_cell(token):
+        cell = _is_cell(token)
+        if i and not cell:
             prev_end, prev = tokens[i - 1][1], tokens[i - 1][2]
             if (
                 _is_row(row)
@@ -59,17 +61,18 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
                 # A run of figures just ended a labelled row: the next row starts here.
                 cuts.append(at)
                 row_ends += 1
-                row = []
+                row, has_cell = [], False
             elif (
                 (prev.endswith(":") or "\n" in text[prev_end:at])
                 and _starts_label(token)
-                and not any(map(_is_cell, row))
+                and not has_cell
             ):
                 # "Cash flows from operating activities:", a caption on its own line: a heading
                 # row (a label wrapped onto the next line goes on in lower case).
                 cuts.append(at)
                 row = []
         row.append(token)
+        has_cell = has_cell or cell
     row_ends += _is_row(row)
     return cuts if row_ends >= MIN_ROWS else []
 

@@ -20,6 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.alignment.text import normalize_text, split_elision
+from app.selection.rows import split_rows
 from app.selection.selection import select_batch
 from app.selection.sentences import (
     ABBREVIATIONS,
@@ -96,7 +97,9 @@ def old_split_sentences(text: str) -> list[OldSentence]:
     spans: list[tuple[int, int]] = []
     previous = 0
     for cut in [*_old_boundaries(text), len(text)]:
-        spans.extend(_old_split_long(text, previous, cut))
+        # The rule added since (a table's rows are sentences) applies to both.
+        for row_start, row_end in split_rows(text, previous, cut):
+            spans.extend(_old_split_long(text, row_start, row_end))
         previous = cut
     sentences: list[OldSentence] = []
     # The rule added since (a list item's number goes with its item) applies to both.
@@ -228,7 +231,23 @@ def assert_linear(function: Callable[[str], object], text: str, size: int, tail:
     assert ratio < 8, f"4x the input ({text[:40]!r}...) took {ratio:.1f}x as long"
 
 
-ADVERSARIAL = ["x. ", ".", "!?", ". ", "Mr. ", "\n", " ", "\n ", " •", "。", "[...] ", "a"]
+# Table rows too: figures after a label, a caption alone on its line.
+ADVERSARIAL = [
+    "x. ",
+    ".",
+    "!?",
+    ". ",
+    "Mr. ",
+    "\n",
+    " ",
+    "\n ",
+    " •",
+    "。",
+    "[...] ",
+    "a",
+    "Total 1,234 ",
+    "B\n",
+]
 
 
 # What ends a run matters as much as the run: dots followed by a letter, a word by a period.
