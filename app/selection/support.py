@@ -3,13 +3,16 @@
 A claim is read into what a source must show to support it (``Claim.of``):
 
 * its telling words, each weighed by how rare it is in the cited chunk's whole document
-  (``stats.py``): "Creative Cloud" is worth much, "revenue" and "fiscal" in a 10-K little. A word
-  the document never uses is the answer's own wording ("company level"): no chunk of it could
-  show it, so it does not count. An abbreviation is shown by the words it abbreviates ("PPNE",
-  "PP&E": property, plant and equipment), and the usual words for up and down stand for each
-  other ("fell", "declined");
+  (``stats.py``): "Creative Cloud" is worth much, "revenue" and "fiscal" in a 10-K little. A
+  lower-case word the document never uses is the answer's own wording ("company level"): no
+  chunk of it could show it, so it does not count; a name it never uses does, and no chunk
+  shows it. An abbreviation is shown by the words it abbreviates ("PPNE", "PP&E": property,
+  plant and equipment), and the usual words for up and down stand for each other ("fell",
+  "declined");
 * its figures, as values (``values.py``): "$10,459 million" is shown by a row "10,459" under
-  "(In millions)"; years and periods only date a claim. A figure is also shown by a table row
+  "(In millions)", where the sentence also says what it measures (a word of the claim, its
+  question or its heading); years and periods only date a claim. A figure is also shown by a
+  table row
   whose two figures it is the change of ("a decline of ~42%": 1,093 against 1,874) when the
   row's label shares a word of the claim, and, for a measure computed from statement lines
   (``operands.py``: "quick ratio", "inventory turnover"), by the lines it is computed from,
@@ -23,11 +26,12 @@ A sentence (a table row counts as one, ``rows.py``) *shows* a word when it has i
 what the chosen ones show, so a list's items each get their sentence, a computed measure gets a
 row per operand, and a row that repeats what is shown is not taken.
 
-The verdict is the share of the claim's weight the chosen sentences show (``support_score``):
-``supported`` from ``SUPPORTED``, ``partial`` from ``PARTIAL``, else ``unsupported``, and then
-nothing is chosen. A chunk that states one of the claim's figures differently for the same
-measure (every word of it, and another value of the same kind) contradicts the claim:
-``unsupported``, score 0.
+The verdict is the share of the claim the chosen sentences show (``support_score``: their
+weight over that of the claim's ``ENOUGH`` weightiest items, at most 1; a long answer's every
+word is more than one passage says): ``supported`` from ``SUPPORTED``, ``partial`` from
+``PARTIAL``, else ``unsupported``, and then nothing is chosen. A chunk that states one of the
+claim's figures differently for the same measure (every word of it, and another value of the
+same kind) contradicts the claim: ``unsupported``, score 0.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ Support = Literal["supported", "partial", "unsupported"]
 # leave-one-company-out folds).
 SUPPORTED = 0.6
 PARTIAL = 0.35
-# A sentence is chosen only for what it adds: at least this share of the claim's weight.
+# A sentence is chosen only for what it adds: at least this share of the claim (of ``enough``).
 MIN_GAIN = 0.2
 # A heading's words count this much for the sentences under it.
 CONTEXT = 0.5
@@ -102,9 +106,10 @@ def directed(found: set[str]) -> set[str]:
 
 def spells(letters: str, text: str) -> bool:
     """Do consecutive words of ``text`` have ``letters`` as initials ("PPNE": property, plant
-    and equipment; "SG&A": selling, general and administrative)? "and", "of", "the" may be
-    skipped, and "and" may give the N; no other function word gives an initial ("EBITDAR of
-    $3.1 billion in the" does not spell EBIT), and a figure between the words ends the run."""
+    and equipment; "SG&A": selling, general and administrative; "COGS": cost of goods sold)?
+    "and", "of", "the", "for" may be skipped or give their initial ("and" its N); no other
+    function word gives one ("EBITDAR of $3.1 billion in the" does not spell EBIT), and a
+    figure between the words ends the run."""
     wanted = letters.lower().replace("&", "")
     if len(wanted) < 2:
         return False
@@ -120,7 +125,7 @@ def spells(letters: str, text: str) -> bool:
             return True
         if word in ("and", "&"):  # "PPNE": property, plant aNd equipment
             return wanted[j] == "n" and match(words, i + 1, j + 1)
-        if word in STOPWORDS:
+        if word in STOPWORDS and word not in _SKIPPABLE:  # "COGS": cost Of goods sold
             return False
         return word[0] == wanted[j] and match(words, i + 1, j + 1)
 
