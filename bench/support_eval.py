@@ -275,7 +275,6 @@ def shares(questions: list[Question], chunks: dict[str, list[ChunkText]]) -> lis
     from app.selection import support
     from app.selection.selection import select_claims
     from app.selection.stats import DocumentStats
-    from app.selection.terms import language_of
 
     saved = support.PARTIAL
     support.PARTIAL = 0.0
@@ -285,8 +284,7 @@ def shares(questions: list[Question], chunks: dict[str, list[ChunkText]]) -> lis
         for q in questions:
             filing = chunks[q.row["pdf_file"]]
             if q.row["pdf_file"] not in stats:
-                texts = [c.text for c in filing]
-                stats[q.row["pdf_file"]] = DocumentStats.of(texts, language_of(texts[:50]))
+                stats[q.row["pdf_file"]] = DocumentStats.of_document([c.text for c in filing])
             doc = stats[q.row["pdf_file"]]
 
             def judged(

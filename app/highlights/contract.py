@@ -33,12 +33,13 @@ from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError, field_va
 
 from app.llm.errors import LLMInvalidOutput
 from app.llm.schema import JSON
+from app.selection.support import Support
 
 _POSITION_KEY = re.compile(r"p([1-9]\d{0,3})")
 
 Word = Literal["yes", "part", "no"]
-Verdict = Literal["supported", "partial", "unsupported"]
-VERDICTS: dict[str, Verdict] = {"yes": "supported", "part": "partial", "no": "unsupported"}
+# The model's words for the verdicts the word-overlap judge gives too.
+VERDICTS: dict[str, Support] = {"yes": "supported", "part": "partial", "no": "unsupported"}
 # Largest id a batch's schema allows: its largest chunk's sentence count rounded up to a rung (200
 # is the default cap, max_sentences_per_chunk); past the last, to a power of two. Batches of ten
 # citations of real filings land on 16, 32 or 64 in 99% of cases (bench/grammar_bench.py).
@@ -81,7 +82,7 @@ class PassageAnswer:
     the model's order) of the sentences that support the claim; none when unsupported."""
 
     ids: list[int]
-    verdict: Verdict
+    verdict: Support
 
 
 @dataclass

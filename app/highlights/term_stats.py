@@ -16,11 +16,8 @@ from collections.abc import Mapping
 
 from app.highlights.cited import StoredChunk
 from app.selection.stats import DocumentStats
-from app.selection.terms import language_of
 
 MAX_DOCUMENTS = 64
-# The first chunks say which language a document is in; reading all would cost as much again.
-LANGUAGE_SAMPLE = 50
 
 Key = tuple[str, str, str]  # document id, PDF hash, when its content last changed
 
@@ -51,7 +48,7 @@ class TermStatistics:
             with self._lock:
                 if found is None or _key(chunk) in self._known:
                     continue
-            stats = DocumentStats.of(found, language_of(found[:LANGUAGE_SAMPLE]))
+            stats = DocumentStats.of_document(found)
             with self._lock:
                 self._known[_key(chunk)] = stats
                 while len(self._known) > self.max_documents:

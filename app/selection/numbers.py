@@ -25,17 +25,17 @@ import re
 from dataclasses import dataclass
 
 # A digit run with separators inside it; the spaces are U+00A0, U+202F and U+2009.
-_NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f\u2009]\d+)*")
-_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pour\s?cent\b|pct\b)", re.IGNORECASE)
+NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f\u2009]\d+)*")
+PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pour\s?cent\b|pct\b)", re.IGNORECASE)
 _GROUP_SPACES = "\u00a0\u202f\u2009"
-_MONTHS = (
+MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
     "janvier|fevrier|février|mars|avril|mai|juin|juillet|aout|août|septembre|octobre|novembre|"
     "decembre|décembre"
 )
-_MONTH_BEFORE = re.compile(rf"\b(?:{_MONTHS})\.?\s*$", re.IGNORECASE)
-_MONTH_AFTER = re.compile(rf"\s*(?:{_MONTHS})\b", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.IGNORECASE)
+_MONTH_AFTER = re.compile(rf"\s*(?:{MONTHS})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _is_grouped(parts: list[str]) -> bool:
     return 1 <= len(parts[0]) <= 3 and all(len(p) == 3 for p in parts[1:])
 
 
-def _split_decimal(raw: str) -> tuple[str, str]:
+def split_decimal(raw: str) -> tuple[str, str]:
     """The integer digits and the fraction digits of a raw figure."""
     for space in _GROUP_SPACES:
         raw = raw.replace(space, "")
@@ -85,14 +85,14 @@ def _split_decimal(raw: str) -> tuple[str, str]:
 
 def canonical(raw: str, percent: bool = False) -> str:
     """One figure's canonical term: ``canonical("3,142,308") == "3142308"``."""
-    whole, fraction = _split_decimal(raw)
+    whole, fraction = split_decimal(raw)
     whole = whole.lstrip("0") or "0"
     fraction = fraction.rstrip("0")
     term = f"{whole}.{fraction}" if fraction else whole
     return term + "%" if percent else term
 
 
-def _is_date(text: str, start: int, end: int, term: str) -> bool:
+def is_date(text: str, start: int, end: int, term: str) -> bool:
     if term.isdigit() and len(term) == 4 and 1900 <= int(term) <= 2100:
         return True
     return bool(_MONTH_BEFORE.search(text, max(0, start - 12), start)) or bool(
@@ -106,14 +106,14 @@ def figures(text: str) -> tuple[list[Figure], str]:
     found: list[Figure] = []
     pieces: list[str] = []
     last = 0
-    for match in _NUMBER.finditer(text):
+    for match in NUMBER.finditer(text):
         if match.start() < last:
             continue
-        after = _PERCENT_AFTER.match(text, match.end())
+        after = PERCENT_AFTER.match(text, match.end())
         end = after.end() if after else match.end()
         term = canonical(match.group(), percent=after is not None)
         specific = after is not None or "." in term
-        date = not specific and _is_date(text, match.start(), match.end(), term)
+        date = not specific and is_date(text, match.start(), match.end(), term)
         found.append(Figure(term, specific, date))
         pieces.append(text[last : match.start()])
         pieces.append(" ")

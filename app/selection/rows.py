@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from app.selection.numbers import MONTHS
+
 # A figure cell: signs, currency, parentheses for negatives, thousands separators, a percent or
 # "x" (times); a dash standing for zero; a lone currency sign or percent sign beside its figure.
 _CELL = re.compile(
@@ -79,10 +81,7 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
 
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # "20 November 2025": a date runs on, it does not end a row.
-_MONTH = re.compile(
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-)
+_MONTH = re.compile(rf"(?:{MONTHS})", re.IGNORECASE)
 
 
 def _is_row(tokens: list[str]) -> bool:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from app.selection.terms import Language, terms
+from app.selection.terms import Language, language_of, terms
+
+# The first chunks of a document say which language it is in.
+LANGUAGE_SAMPLE = 50
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,12 @@ class DocumentStats:
             df.update(terms(text, language))
             count += 1
         return cls(count, dict(df), language)
+
+    @classmethod
+    def of_document(cls, texts: Sequence[str]) -> DocumentStats:
+        """``of`` a document's chunk texts, in the language its first chunks are in (reading all
+        of them for it would cost as much again)."""
+        return cls.of(texts, language_of(texts[:LANGUAGE_SAMPLE]))
 
     def idf(self, term: str) -> float:
         """Positive for every term; highest for one the document never uses."""

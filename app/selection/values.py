@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.selection.numbers import _NUMBER, _PERCENT_AFTER, _is_date, _split_decimal
+from app.selection.numbers import NUMBER, PERCENT_AFTER, is_date, split_decimal
 
 _SCALE_AFTER = re.compile(
     r"\s?(thousands?|k|millions?|mn|mm|m|billions?|bn|b|trillions?|tn)\b", re.IGNORECASE
@@ -59,15 +59,15 @@ def _scale(word: str) -> float:
 def values(text: str) -> list[Value]:
     """The figures of ``text`` as values, in order."""
     out: list[Value] = []
-    for match in _NUMBER.finditer(text):
+    for match in NUMBER.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
         if before.isalpha() or re.match(r"-[A-Za-z]", text[match.end() : match.end() + 2]):
             continue  # "Q2", "FY2024", "10-K": part of a name
-        whole, fraction = _split_decimal(match.group())
+        whole, fraction = split_decimal(match.group())
         written = float(f"{whole or 0}.{fraction or 0}")
         # "(0.6)%": a negative percentage in a table.
         after = match.end() + (text[match.end() : match.end() + 1] == ")")
-        percent = _PERCENT_AFTER.match(text, after) is not None
+        percent = PERCENT_AFTER.match(text, after) is not None
         scale_word = None if percent else _SCALE_AFTER.match(text, match.end())
         scale = _scale(scale_word.group(1)) if scale_word else 1.0
         raw = match.group()
@@ -78,7 +78,7 @@ def values(text: str) -> list[Value]:
                 and not _CURRENCY_BEFORE.search(text, max(0, match.start() - 2), match.start())
             )
             or _PERIOD_AFTER.match(text, match.end()) is not None
-            or _is_date(text, match.start(), match.end(), "")
+            or is_date(text, match.start(), match.end(), "")
         )
         step = 10.0 ** -len(fraction) * scale
         enumerator = bool(_ENUMERATOR.match(text, max(0, match.start() - 1)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -69,3 +70,13 @@ def ocr_under(pdf: Path, rects: list[dict[str, Any]]) -> str:
             image = page.get_pixmap(dpi=300, clip=clip, colorspace=pymupdf.csGRAY).tobytes("png")
             parts.append(ocr_line(image))
     return " ".join(parts)
+
+
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The (event, data) pairs of a whole event-stream body, read at once."""
+    events = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            events.append((fields["event"], json.loads(fields["data"])))
+    return events

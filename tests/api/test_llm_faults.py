@@ -19,16 +19,15 @@ from tests.fixtures.providers import OpenAIModel, OpenRouter
 def settings_for(
     database_url: str, pdf_root: Path, server: ScriptedLLM, provider: str = "vllm", **extra: Any
 ) -> Any:
-    return make_settings(
-        database_url,
-        pdf_root,
-        llm_provider=provider,
-        llm_base_url=server.base_url,
-        llm_model="openai/gpt-4o-mini" if provider == "openrouter" else "scripted-model",
-        llm_api_key="sk-test",
-        llm_max_retries=0,
-        **extra,
-    )
+    model = "openai/gpt-4o-mini" if provider == "openrouter" else "scripted-model"
+    values: dict[str, Any] = {
+        "llm_provider": provider,
+        "llm_base_url": server.base_url,
+        "llm_model": model,
+        "llm_api_key": "sk-test",
+        "llm_max_retries": 0,
+    }
+    return make_settings(database_url, pdf_root, **{**values, **extra})
 
 
 async def test_openrouter_with_an_openai_model_uses_the_llm(

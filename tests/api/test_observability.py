@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from app.core.logs import configure_logging, redaction_of
 from app.main import create_app
-from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample
+from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample, sse_events
 from tests.api.test_highlights import batch, llm_settings
 from tests.core.test_metrics import sample
 from tests.fixtures.app import app_client, make_settings
@@ -302,15 +302,6 @@ async def test_a_busy_replica_answers_lexically_with_llm_busy(
     )
 
 
-def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if "event" in fields:
-            events.append((fields["event"], json.loads(fields["data"])))
-    return events
-
-
 async def test_a_stream_on_a_busy_replica_ends_with_llm_busy(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
@@ -334,7 +325,7 @@ async def test_a_stream_on_a_busy_replica_ends_with_llm_busy(
             client.post("/v2/highlights/batch", json=own_batch(CHUNK_MAIN)), stream_later()
         )
     assert held.json()["method"] == "llm"
-    events = _events(streamed.text)
+    events = sse_events(streamed.text)
     (citation,) = [data["citation"] for name, data in events if name == "citation"]
     assert (citation["status"], citation["reason"]) == ("highlighted", "llm_busy")
     assert events[-1][0] == "summary"

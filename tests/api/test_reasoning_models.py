@@ -14,7 +14,8 @@ import pytest
 from app.core.config import Settings
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, ingest_sample
 from tests.api.test_highlights import batch, post
-from tests.fixtures.app import app_client, make_settings
+from tests.api.test_llm_faults import settings_for as faults_settings
+from tests.fixtures.app import app_client
 from tests.fixtures.llm_server import ScriptedLLM, effort_of
 from tests.fixtures.providers import OpenAIModel, OpenRouter
 
@@ -24,16 +25,12 @@ O_SERIES = ("low", "medium", "high")
 def settings_for(
     database_url: str, pdf_root: Path, server: ScriptedLLM, provider: str, **extra: Any
 ) -> Settings:
-    return make_settings(
-        database_url,
-        pdf_root,
-        llm_provider=provider,
-        llm_base_url=server.base_url,
-        llm_model="openai/o4-mini" if provider == "openrouter" else "o4-mini",
-        llm_api_key="sk-test",
-        llm_max_retries=0,
-        **extra,
+    """The fault tests' settings, with a reasoning model's name."""
+    model = "openai/o4-mini" if provider == "openrouter" else "o4-mini"
+    settings: Settings = faults_settings(
+        database_url, pdf_root, server, provider, **{"llm_model": model, **extra}
     )
+    return settings
 
 
 def reasoning_model(server: ScriptedLLM, provider: str) -> None:

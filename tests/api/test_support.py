@@ -6,11 +6,10 @@ chunk is the finance committee's report (the deficit)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, SAMPLE_ID, ingest_sample
+from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, SAMPLE_ID, ingest_sample, sse_events
 from tests.api.test_highlights import llm_settings
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.llm_server import JSON, Passage, ScriptedLLM
@@ -62,15 +61,6 @@ async def test_word_overlap_judges_each_citation_and_the_cache_keeps_it(
     assert again.json() == first.json()
 
 
-def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if "event" in fields:
-            events.append((fields["event"], json.loads(fields["data"])))
-    return events
-
-
 def _by_verdict(passage: Passage, allowed: list[int], body: JSON) -> tuple[str, list[int]]:
     """A model that finds the cost in the debate but only part of it ("part") and nothing in
     the committee's report ("no")."""
@@ -105,7 +95,7 @@ async def test_the_llm_verdict_reaches_batch_and_stream(
         "unsupported",
     )
     assert "no LLM" not in other["message"]
-    events = _events(streamed.text)
+    events = sse_events(streamed.text)
     provisional = [d["citation"] for n, d in events if n == "citation" and d["provisional"]]
     final = [d["citation"] for n, d in events if n == "citation" and not d["provisional"]]
     # While the LLM thinks, word overlap's verdicts; then the model's.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.selection.selection import select_batch, select_sentences
+from app.selection.selection import Span, select_batch, select_claims, select_sentences
 from app.selection.sentences import Sentence, split_sentences
 
 
@@ -124,10 +124,12 @@ def test_terms_are_weighed_against_every_cited_chunk_of_the_batch() -> None:
     assert together["a"] == [2]
 
 
-words = st.sampled_from(["sales", "rose", "12%", "Kenya", "•", "(1)", "3,142", "le", "草案", "."])
+words = st.sampled_from(
+    ["sales", "rose", "12%", "Kenya", "•", "(1)", "3,142", "$5", "le", "草案", "."]
+)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.lists(words, max_size=12).map(" ".join), max_size=8),
     st.lists(words, max_size=8).map(" ".join),
@@ -141,6 +143,12 @@ def test_choices_are_valid_sentence_ids_within_the_limit(
     assert len(picked) <= limit
     assert len(set(picked)) == len(picked)
     assert set(picked) <= {s.index for s in sentences}
+    # The verdict behind the choice: a share, and nothing chosen exactly when unsupported.
+    wanted: dict[str, list[Span]] = {"": [None]}
+    verdict = select_claims({"": sentences}, answer or "x", "Why?", wanted, limit)[""][None]
+    assert list(verdict.ids) == picked
+    assert 0.0 <= verdict.score <= 1.0
+    assert (verdict.support == "unsupported") == (not verdict.ids)
 
 
 BALANCE_SHEET = (

@@ -5,9 +5,6 @@ document's stored chunks."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from app.selection.claims import claims_by_citation
 from app.selection.selection import Span, Verdict, select_claims
 from app.selection.sentences import split_sentences
@@ -176,26 +173,3 @@ def test_a_decrease_in_other_words_is_the_same_direction() -> None:
     verdict, picked = judge(chunk, "Online sales fell 12%.", "How did online sales do?")
     assert verdict.support == "supported"
     assert picked == ["Net sales declined 12% in the online channel."]
-
-
-words = st.sampled_from(["sales", "rose", "12%", "Kenya", "•", "(1)", "3,142", "$5", "草案", "."])
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    st.lists(st.lists(words, max_size=12).map(" ".join), max_size=8),
-    st.lists(words, max_size=8).map(" ".join),
-    st.integers(min_value=1, max_value=5),
-)
-def test_a_verdict_is_consistent_whatever_the_text(
-    blocks: list[str], answer: str, limit: int
-) -> None:
-    sentences = split_sentences("\n\n".join(blocks))
-    verdict = select_claims({"c": sentences}, answer or "x", "Why?", {"c": [None]}, limit)["c"][
-        None
-    ]
-    assert 0.0 <= verdict.score <= 1.0
-    assert len(verdict.ids) <= limit
-    assert len(set(verdict.ids)) == len(verdict.ids)
-    assert set(verdict.ids) <= {s.index for s in sentences}
-    assert (verdict.support == "unsupported") == (not verdict.ids)

@@ -84,6 +84,23 @@ async def run_batch(settings: Any, recorder: Recorder, *chunks: str) -> dict[str
     return response.json()  # type: ignore[no-any-return]
 
 
+def vllm_client(
+    vllm_server: Any, recorder: Recorder, max_tokens: int, memory: CapabilityMemory | None = None
+) -> StructuredClient:
+    """The structured client on the suite's server, no retries, its requests recorded."""
+    return StructuredClient(
+        base_url=vllm_server.base_url,
+        model=vllm_server.model,
+        api_key="",
+        profile=build_profile("vllm"),
+        max_tokens=max_tokens,
+        max_retries=0,
+        timeout_s=120,
+        memory=memory,
+        http_client=recorder.client(),
+    )
+
+
 def assert_valid_llm_highlights(data: dict[str, Any], pdf: Path) -> None:
     assert data["method"] == "llm", data
     # The schema bounds ids by the batch's longest chunk (15 sentences: up to 16), so the random
@@ -175,17 +192,7 @@ async def test_refused_schema_feature_moves_down_a_tier_and_is_remembered(
     # xgrammar refuses uniqueItems: "features not supported by xgrammar".
     schema["properties"]["results"]["uniqueItems"] = True
     memory = CapabilityMemory()
-    client = StructuredClient(
-        base_url=vllm_server.base_url,
-        model=vllm_server.model,
-        api_key="",
-        profile=build_profile("vllm"),
-        max_tokens=64,
-        max_retries=0,
-        timeout_s=120,
-        memory=memory,
-        http_client=recorder.client(),
-    )
+    client = vllm_client(vllm_server, recorder, max_tokens=64, memory=memory)
 
     async def ask() -> None:
         # Tier 3 has no grammar: a random-weight model writes noise, so the call still fails;
@@ -300,16 +307,7 @@ async def test_the_verdict_schema_constrains_the_reply_in_each_form(
 async def test_a_second_batch_in_the_same_bucket_sends_the_same_schema(
     vllm_server: Any, recorder: Recorder
 ) -> None:
-    client = StructuredClient(
-        base_url=vllm_server.base_url,
-        model=vllm_server.model,
-        api_key="",
-        profile=build_profile("vllm"),
-        max_tokens=400,
-        max_retries=0,
-        timeout_s=120,
-        http_client=recorder.client(),
-    )
+    client = vllm_client(vllm_server, recorder, max_tokens=400)
     try:
         # Other sentence counts, other text: the same bucket (ids up to 8, three passages).
         for counts in ([8, 5, 6], [7, 8, 3]):
