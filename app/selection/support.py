@@ -114,27 +114,33 @@ def spells(letters: str, text: str) -> bool:
     if len(wanted) < 2:
         return False
     runs = [[w.lower() for w in _WORD.findall(part)] for part in _FIGURE.split(text)]
+    return any(_spells_from(wanted, words) for words in runs)
 
-    def match(words: list[str], i: int, j: int) -> bool:
-        if j == len(wanted):
-            return True
-        if i == len(words):
-            return False
-        word = words[i]
-        if word in _SKIPPABLE and match(words, i + 1, j):
-            return True
-        if word in ("and", "&"):  # "PPNE": property, plant aNd equipment
-            return wanted[j] == "n" and match(words, i + 1, j + 1)
-        if word in STOPWORDS and word not in _SKIPPABLE:  # "COGS": cost Of goods sold
-            return False
-        return word[0] == wanted[j] and match(words, i + 1, j + 1)
 
-    return any(
-        match(words, i, 0)
-        for words in runs
-        for i in range(len(words))
-        if words[i][0] == wanted[0] and words[i] not in STOPWORDS
-    )
+def _spells_from(wanted: str, words: list[str]) -> bool:
+    """``spells`` on one run of words, starting at any word that is not a function word. Read
+    word by word, keeping the set of letters reached so far: a skippable word may be skipped or
+    read, and trying each way of reading a run of them in turn took a second for 40 "and"s and
+    hours for 100 (and ran out of stack for 1,000)."""
+    reached: set[int] = set()  # how many letters are spelt so far, by each way of reading
+    for word in words:
+        if word[0] == wanted[0] and word not in STOPWORDS:
+            reached.add(0)  # a start here
+        after: set[int] = set()
+        for j in reached:
+            if word in _SKIPPABLE:
+                after.add(j)
+            if word in ("and", "&"):  # "PPNE": property, plant aNd equipment
+                if wanted[j] == "n":
+                    after.add(j + 1)
+            elif word in STOPWORDS and word not in _SKIPPABLE:  # "COGS": cost Of goods sold
+                continue
+            elif word[0] == wanted[j]:
+                after.add(j + 1)
+        if len(wanted) in after:
+            return True
+        reached = after
+    return False
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from app.selection.sentences import (
     join_enumerators,
     split_sentences,
 )
+from app.selection.support import spells
 
 # --- The oracle: split_sentences and split_elision as they were before they were made linear. ---
 
@@ -329,3 +330,9 @@ def test_offsets_index_the_chunk(text: str) -> None:
         assert sentence.text == sentence.text.strip()
         assert any(ch.isalnum() for ch in sentence.text)
         previous_end = sentence.end
+
+
+@pytest.mark.slow
+def test_an_abbreviation_is_looked_for_in_linear_time() -> None:
+    # Each "and" may be skipped or read as an N: tried way by way, 40 of them took a second.
+    assert_linear(lambda text: spells("ANNNNNX", "apple " + text), "and ", 5_000, " y")

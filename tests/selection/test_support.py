@@ -124,6 +124,14 @@ def test_each_item_of_a_list_gets_its_sentence() -> None:
     assert not any(p.startswith("Marketing") for p in picked)
 
 
+def test_a_long_run_of_function_words_is_no_trouble() -> None:
+    """A hostile chunk: 20,000 "and"s after a word, and a claim whose abbreviation they could
+    spell almost all of (tried way by way this ran out of stack)."""
+    assert not spells("ANNNNNX", "apple " + "and " * 20_000 + "y")
+    verdict, picked = judge("Apple " + "and " * 20_000 + "pear.", "ANNNNNX rose.", "What rose?")
+    assert (verdict.support, picked) == ("unsupported", [])
+
+
 def test_one_sentence_chunks_repeated_verbatim_are_highlighted() -> None:
     """40 chunks of one sentence each (a document of them), each cited for an answer that
     repeats it word for word: before, word weights over one sentence came out as zero and half
