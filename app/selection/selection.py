@@ -92,6 +92,10 @@ def select_claims(
         for cid, sentences in chunks.items()
     }
     batch: DocumentStats | None = None
+    # The whole answer's terms, read once: each claim's context is the rest of them.
+    answer_terms = (
+        terms(answer, language) if any(s for spans in wanted.values() for s in spans) else set()
+    )
     claims: dict[tuple[Span, int], Claim] = {}
     out: dict[str, dict[Span, Verdict]] = {}
     for cid, sentences in chunks.items():
@@ -106,7 +110,7 @@ def select_claims(
             key = (span, id(doc))
             if key not in claims:
                 said = answer if span is None else answer[span[0] : span[1]]
-                rest = "" if span is None else answer[: span[0]] + " " + answer[span[1] :]
+                rest = set() if span is None else answer_terms - terms(said, language)
                 claims[key] = Claim.of(said, query, doc, language, rest)
             mine[span] = claims[key]
         shares = _shares(units[cid], mine) if len(mine) > 1 else {}

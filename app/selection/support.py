@@ -52,7 +52,7 @@ Support = Literal["supported", "partial", "unsupported"]
 # leave-one-company-out folds).
 SUPPORTED = 0.6
 PARTIAL = 0.35
-# A sentence is chosen only for what it adds: at least this share of the claim (of ``enough``).
+# A sentence is chosen only for what it adds: more than this share of the claim (of ``enough``).
 MIN_GAIN = 0.2
 # A heading's words count this much for the sentences under it.
 CONTEXT = 0.5
@@ -68,6 +68,12 @@ ENOUGH = 5
 DIRECTION = 0.5
 # How many operand lines of a named measure stand for one of its figures.
 OPERANDS_PER_FIGURE = 2
+# Bounds on what one claim is read into: a 20,000-character answer cited as a whole holds
+# thousands of words and figures, and every sentence of every cited chunk is held against each
+# of them. A claim says far fewer; past these, what says least is left out.
+MAX_WORDS = 100
+MAX_FIGURES = 20
+MAX_ABBREVIATIONS = 20
 
 _UP = "increas rose rise risen higher gain up improv jump".split()
 _DOWN = "decreas declin fell fall fallen drop lower down reduc decelerat shrank".split()
@@ -87,6 +93,9 @@ _FRAMING = frozenset(_FRAMING_WORDS) | frozenset(
     t for w in _FRAMING_WORDS for t in terms(w, "english")
 )
 _ACRONYM = re.compile(r"\b[A-Z][A-Z&]{1,6}\b")
+# Citation markers ("[1]", "[2, 3]", "[1-50]", "【1】", "<sup>1</sup>"): their numbers are no
+# figures of the claim (a claim cited as the whole answer keeps the other citations' markers).
+_MARKER = re.compile(r"\[\^?[\d,\s\-–]+\]|【[\d,\s\-–]+】|<sup>[\d,\s]+</sup>")
 # A capitalised word that does not start a sentence: a name.
 _NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]+")
 _SKIPPABLE = frozenset({"and", "of", "the", "&", "for"})
@@ -189,19 +198,28 @@ class Claim:
         question: str,
         stats: DocumentStats,
         language: Language | None,
-        rest: str = "",
+        rest: str | set[str] = "",
     ) -> Claim:
-        figures = [v for v in values(said) if not v.date and not v.enumerator]
+        """``rest``: the rest of the answer, or its terms when the caller has read them once
+        for many claims."""
+        said = _MARKER.sub(" ", said)
+        figures = list(
+            {
+                (v.amount, v.percent): v for v in values(said) if not v.date and not v.enumerator
+            }.values()
+        )[:MAX_FIGURES]
         words = _telling(said, stats, language)
         if len({t for t in words if t[0] not in "+-"}) + len(figures) < SHORT_CLAIM:
             words |= _telling(question, stats, language)
-        weights = {t: (DIRECTION if t[0] in "+-" else stats.idf(t)) for t in sorted(words)}
-        letters = {
-            term: found
-            for found in _ACRONYM.findall(f"{said} {question}")
-            for term in terms(found, language)
-            if term in weights
-        }
+        weighed = {t: (DIRECTION if t[0] in "+-" else stats.idf(t)) for t in sorted(words)}
+        # The weightiest, in the claim's term order: what is cut is what says least.
+        kept = set(sorted(weighed, key=lambda t: -weighed[t])[:MAX_WORDS])
+        weights = {t: w for t, w in weighed.items() if t in kept}
+        letters: dict[str, str] = {}
+        for found in _ACRONYM.findall(f"{said} {question}"):
+            for term in terms(found, language):
+                if term in weights and len(letters) < MAX_ABBREVIATIONS:
+                    letters.setdefault(term, found)
         operands = [
             frozenset(terms(line, language)) for line in operand_lines(f"{question}\n{said}")
         ]
@@ -210,7 +228,8 @@ class Claim:
         share = FIGURES_COMPUTED if operands else FIGURES
         each = share * sum(weights.values()) / len(figures) if figures and weights else 1.0
         label = frozenset(t for t in weights if t[0] not in "+-")
-        context = dict.fromkeys(terms(rest, language), 0.25)
+        rest_terms = terms(rest, language) if isinstance(rest, str) else rest
+        context = dict.fromkeys(rest_terms, 0.25)
         context.update(dict.fromkeys(terms(question, language), 0.5))
         return cls(weights, letters, [Figure(v, label, each) for v in figures], operands, context)
 
@@ -243,13 +262,12 @@ class Shown:
 
 
 def shown_by(unit: Unit, claim: Claim) -> Shown:
-    words: dict[str, float] = {}
-    for term in claim.words:
-        letters = claim.letters.get(term)
-        if term in unit.own or (letters and spells(letters, unit.text)):
+    # From the sentence's few terms, not the claim's many.
+    words = dict.fromkeys(unit.context & claim.words.keys(), CONTEXT)
+    words.update(dict.fromkeys(unit.own & claim.words.keys(), 1.0))
+    for term, letters in claim.letters.items():
+        if term not in unit.own and spells(letters, unit.text):
             words[term] = 1.0
-        elif term in unit.context:
-            words[term] = CONTEXT
     # A figure is shown where the sentence also says what it measures (a word of the claim or
     # of its question, or of the sentence's heading): a bare "20,215" in another table is not
     # the claim's "$20 billion".
@@ -303,6 +321,48 @@ def shown_weight(claim: Claim, shown: Sequence[Shown]) -> float:
     return total
 
 
+class _Together:
+    """What the chosen sentences show together, so a candidate's gain is read off its own
+    words (``shown_weight`` of the chosen plus it, less theirs, without summing the claim's
+    words again for every candidate)."""
+
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
+        self.words: dict[str, float] = {}
+        self.figures = [False] * len(claim.figures)
+        self.operands: set[int] = set()
+        self.weight = 0.0
+
+    def _figure_weight(self, figures: Sequence[bool], operands: int) -> float:
+        by_operands = min(1.0, operands / OPERANDS_PER_FIGURE)
+        return sum(
+            f.weight * (1.0 if stated else by_operands)
+            for f, stated in zip(self.claim.figures, figures, strict=True)
+        )
+
+    def gain(self, shown: Shown) -> float:
+        weights = self.claim.words
+        gain = sum(
+            weights[t] * (s - self.words.get(t, 0.0))
+            for t, s in shown.words.items()
+            if s > self.words.get(t, 0.0)
+        )
+        if self.claim.figures:
+            figures = [a or b for a, b in zip(self.figures, shown.figures, strict=True)]
+            operands = len(self.operands | shown.operands)
+            gain += self._figure_weight(figures, operands) - self._figure_weight(
+                self.figures, len(self.operands)
+            )
+        return gain
+
+    def add(self, shown: Shown) -> None:
+        self.weight += self.gain(shown)
+        for term, s in shown.words.items():
+            self.words[term] = max(self.words.get(term, 0.0), s)
+        self.figures = [a or b for a, b in zip(self.figures, shown.figures, strict=True)]
+        self.operands |= shown.operands
+
+
 @dataclass(frozen=True)
 class Verdict:
     ids: tuple[int, ...]  # the chosen units' positions (or sentence ids), best first
@@ -320,22 +380,24 @@ def judge(
     if total <= 0 or not pool:
         return Verdict((), "unsupported", 0.0)
     shows = {u.position: shown_by(u, claim) for u in pool}
-    rank = {u.position: sum(w for t, w in claim.context.items() if t in u.own) for u in pool}
+    rank = {u.position: sum(claim.context[t] for t in u.own & claim.context.keys()) for u in pool}
+    shown = _Together(claim)
     chosen: list[int] = []
-    score = 0.0
     while len(chosen) < limit:
         best: tuple[float, float, int, int] | None = None
         for unit in pool:
             if unit.position in chosen:
                 continue
-            gain = shown_weight(claim, [shows[p] for p in [*chosen, unit.position]]) - score
-            key = (gain, rank[unit.position], -len(unit.text), -unit.position)
-            if best is None or key > best:
-                best = key
-        if best is None or best[0] < MIN_GAIN * claim.enough:
+            key = (shown.gain(shows[unit.position]), rank[unit.position], -len(unit.text))
+            if best is None or (*key, -unit.position) > best:
+                best = (*key, -unit.position)
+        # More than the share, computed exactly: a sentence adding exactly one of five equal
+        # words is not taken (the sum of all words, less those chosen, left it a hair under).
+        if best is None or best[0] <= MIN_GAIN * claim.enough + 1e-9:
             break
         chosen.append(-best[3])
-        score += best[0]
+        shown.add(shows[-best[3]])
+    score = shown.weight
     share = round(min(1.0, score / claim.enough), 3)
     if _contradicted(pool, claim, [shows[p] for p in chosen]):
         return Verdict((), "unsupported", 0.0)

@@ -9,7 +9,13 @@ from app.selection.claims import claims_by_citation
 from app.selection.selection import Span, Verdict, select_claims
 from app.selection.sentences import split_sentences
 from app.selection.stats import DocumentStats
-from app.selection.support import spells
+from app.selection.support import (
+    MAX_ABBREVIATIONS,
+    MAX_FIGURES,
+    MAX_WORDS,
+    Claim,
+    spells,
+)
 
 # A 10-K's other chunks: "revenue", "fiscal", "million" are everywhere, "Creative Cloud" is not.
 FILLER = [
@@ -181,3 +187,26 @@ def test_a_decrease_in_other_words_is_the_same_direction() -> None:
     verdict, picked = judge(chunk, "Online sales fell 12%.", "How did online sales do?")
     assert verdict.support == "supported"
     assert picked == ["Net sales declined 12% in the online channel."]
+
+
+def test_a_huge_claim_is_read_into_a_bounded_claim() -> None:
+    """A 20,000-character answer cited as a whole: every sentence of every cited chunk is held
+    against each of its words and figures, so what it is read into is bounded (the weightiest
+    words kept); repeated figures are one, and citation markers' numbers are none."""
+
+    def name(n: int) -> str:  # a distinct word per n: "Baba", "Babb", ...
+        return "Ba" + "".join(chr(97 + (n // 26**k) % 26) for k in range(2))
+
+    sentences = (
+        f"{name(n).title()} revenue rose {n}.5% to ${n},{n:03d} million per AB{chr(65 + n % 26)}"
+        f" [1-50]."
+        for n in range(400)
+    )
+    answer = " ".join(sentences)[:20_000]
+    stats = DocumentStats.of([answer], "english")
+    claim = Claim.of(answer, "What rose?", stats, "english")
+    assert len(claim.words) == MAX_WORDS
+    assert len(claim.figures) == MAX_FIGURES
+    assert len(claim.letters) <= MAX_ABBREVIATIONS
+    marked = Claim.of("Sales rose 12% [1][2] and 12% [3-50].", "q", stats, "english")
+    assert [(f.value.amount, f.value.percent) for f in marked.figures] == [(12.0, True)]
