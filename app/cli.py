@@ -76,14 +76,14 @@ def _migrate(settings: Settings, *, announce: bool = True) -> list[str]:
 async def ingest_into_database(
     settings: Settings, pdf: Path, document_id: str | None, title: str | None = None
 ) -> dict[str, object]:
-    from app.alignment.index_cache import IndexCache
     from app.db.session import create_engine, create_session_factory, dispose_engine
-    from app.documents.indexing import ocr_options
     from app.documents.service import plan_ingest, put_document
-    from app.documents.storage import build_storage
-    from app.documents.workers import pdf_workers
     from app.highlights.locating import index_or_refuse
     from app.highlights.stored import forget_other_content
+    from app.pdfs.backends import build_storage
+    from app.pdfs.index_cache import IndexCache
+    from app.pdfs.indexing import ocr_options
+    from app.pdfs.workers import pdf_workers
 
     # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
     storage = build_storage(settings, pdf_workers(settings))
@@ -191,9 +191,10 @@ def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
-    from app.alignment.index import DocumentIndex, build_index
-    from app.alignment.locate_cli import run
-    from app.documents.workers import pdf_workers
+    from app.alignment.index import DocumentIndex
+    from app.pdfs.extract import build_index
+    from app.pdfs.locate_cli import run
+    from app.pdfs.workers import pdf_workers
 
     workers = pdf_workers(settings)
 
@@ -207,7 +208,7 @@ def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
-    from app.documents.sample import write_sample_pdf
+    from app.pdfs.sample import write_sample_pdf
 
     settings.require_llm_settings()
 

@@ -15,7 +15,6 @@ from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
 
 from app import __version__
-from app.alignment.index_cache import IndexCache
 from app.api import documents, health, highlights, metrics
 from app.api.body_limit import BodyLimit
 from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
@@ -32,14 +31,15 @@ from app.db.session import (
     describe_database,
     dispose_engine,
 )
-from app.documents.indexing import ocr_options
-from app.documents.storage import build_storage
-from app.documents.workers import pdf_workers
 from app.highlights.schemas import BatchSummary, CitationEvent
 from app.highlights.service import HighlightService, Limits
 from app.highlights.stored import StoredHighlights
 from app.llm.client import StructuredClient
 from app.llm.providers import build_profile
+from app.pdfs.backends import build_storage
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.indexing import ocr_options
+from app.pdfs.workers import pdf_workers
 
 
 def build_llm(

@@ -143,8 +143,8 @@ def over_budget(batches: Sequence[Sequence[int]]) -> dict[str, int]:
 def measure(pdfs: Sequence[Path]) -> JSON:
     """Sentences per chunk of ``pdfs``, chunked as ingest does (``chunk_index`` of the locator's
     index) and split as the service splits them (capped at max_sentences_per_chunk)."""
-    from app.alignment.index import build_index
-    from app.documents.chunking import chunk_index
+    from app.pdfs.chunking import chunk_index
+    from app.pdfs.extract import build_index
     from app.selection.sentences import split_sentences
 
     histogram: Counter[int] = Counter()
@@ -155,7 +155,7 @@ def measure(pdfs: Sequence[Path]) -> JSON:
     return {
         "comment": (
             "Sentences per chunk: every chunk of the PDFs below, chunked by "
-            "app.documents.chunking.chunk_index (the ingest path) and split by "
+            "app.pdfs.chunking.chunk_index (the ingest path) and split by "
             "app.selection.sentences.split_sentences, capped at max_sentences_per_chunk. "
             "Written by `bench/grammar_bench.py --measure`."
         ),

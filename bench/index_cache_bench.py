@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.alignment.index import build_index  # noqa: E402
-from app.alignment.index_codec import decode_index, encode_index  # noqa: E402
-from app.documents.sample import write_sample_pdf  # noqa: E402
+from app.pdfs.index_codec import decode_index, encode_index  # noqa: E402
+from app.pdfs.sample import write_sample_pdf  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "pdfs"
 DEFAULT = ["pdfjs_freeculture.pdf", "pdfjs_tracemonkey.pdf"]

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 import load_throughput  # noqa: E402
 
-from app.documents.sample import write_sample_pdf  # noqa: E402
+from app.pdfs.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.live import ingest_with_cli, live_service  # noqa: E402
 from tests.fixtures.load import honest_outage, percentile, restart_postgres  # noqa: E402
 from tests.fixtures.pdfs import write_text_pdf  # noqa: E402

@@ -37,8 +37,9 @@ from eval_scoring import Outcome, baseline, judge, report, result_rects
 from gen_cells import make_cjk, make_tables
 from gen_irs import make_columns, make_repeated
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
+from app.pdfs.extract import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PDFS = ROOT.parent / "shared" / "pdfs"

@@ -65,9 +65,10 @@ from eval_scoring import Outcome, _fmt, judge, rates, result_rects
 from locate_eval import _locate, generated
 from ocr_images import Variant, image_copy, text_copy, tilted
 
-from app.alignment.index import DocumentIndex, build_index
-from app.alignment.ocr import OcrOptions, OcrPage, ocr_page, pages_to_ocr
+from app.alignment.index import DocumentIndex
 from app.core.scripts import is_cjk
+from app.pdfs.extract import build_index
+from app.pdfs.ocr import OcrOptions, OcrPage, ocr_page, pages_to_ocr
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PDFS = ROOT.parent / "shared" / "pdfs"

@@ -21,7 +21,7 @@ financebench/ folder of 10-Ks, 2,900 pages), of which pdfjs_freeculture.pdf (352
 sampled (every 8th page, as a PDF of those pages); and the generated column pages
 (gen_irs.make_columns) and table pages (gen_cells.make_tables). "before" is the chunker of git
 before this bench (``legacy_chunks``: PyMuPDF blocks in drawing order), "after" is
-``app.documents.chunking.chunk_pdf``, measured in the same run.
+``app.pdfs.chunking.chunk_pdf``, measured in the same run.
 
     .venv/bin/python bench/reading_order.py [PDF ...] [--n 8]
 """
@@ -47,10 +47,10 @@ from gen_cells import make_tables  # noqa: E402
 from gen_irs import make_columns  # noqa: E402
 
 from app.alignment.index import PageTooDense  # noqa: E402
-from app.alignment.pdf import open_pdf  # noqa: E402
 from app.alignment.text import clean_extracted, normalize_text  # noqa: E402
 from app.core.scripts import is_cjk  # noqa: E402
-from app.documents.chunking import ChunkDraft, chunk_pdf  # noqa: E402
+from app.pdfs.chunking import ChunkDraft, chunk_pdf  # noqa: E402
+from app.pdfs.pdf import open_pdf  # noqa: E402
 from app.selection.sentences import split_sentences  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "pdfs"

@@ -51,7 +51,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.documents.sample import write_sample_pdf  # noqa: E402
+from app.pdfs.sample import write_sample_pdf  # noqa: E402
 from tests.fixtures.haproxy import Restart, Sample, allowed_failure  # noqa: E402
 from tests.fixtures.llm_server import ScriptedLLM  # noqa: E402
 from tests.fixtures.load import percentile  # noqa: E402

@@ -12,7 +12,7 @@ import pymupdf
 import schemathesis
 from hypothesis import strategies as st
 
-from app.documents.sample import write_sample_pdf
+from app.pdfs.sample import write_sample_pdf
 
 
 def _sample() -> bytes:

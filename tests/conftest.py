@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from app.core import tracing
 from app.db.migrate import upgrade
-from app.documents.sample import write_sample_pdf
+from app.pdfs.sample import write_sample_pdf
 from tests.fixtures.llm_server import ScriptedLLM
 
 # The S3-compatible test server (moto) and a bucket per test: s3_server, s3_bucket.

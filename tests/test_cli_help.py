@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.alignment.locate_cli import run
 from app.cli import _parser, main
+from app.pdfs.locate_cli import run
 
 COMMANDS = ["serve", "migrate", "ingest", "locate", "demo", "openapi"]
 

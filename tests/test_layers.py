@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -56,3 +58,28 @@ def test_a_pure_package_importing_the_app_breaks_them(tmp_path: Path) -> None:
     result = _lint(tree)
     assert result.returncode != 0
     assert "app.selection.terms -> app.core.config" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "breach"),
+    [
+        # The issue's own example: metrics are state and I/O, not text matching.
+        ("alignment/locate.py", "from app.core import metrics", "app.alignment.locate -> app.core"),
+        ("alignment/text.py", "import subprocess", "app.alignment.text -> subprocess"),
+        ("alignment/index.py", "from pathlib import Path", "app.alignment.index -> pathlib"),
+        ("alignment/matcher.py", "import threading", "app.alignment.matcher -> threading"),
+        ("alignment/geometry.py", "import pymupdf", "app.alignment.geometry -> pymupdf"),
+        ("selection/support.py", "import os", "app.selection.support -> os"),
+        (
+            "alignment/furniture.py",
+            "from app.pdfs import index_cache",
+            "app.alignment.furniture -> app.pdfs.index_cache",
+        ),
+    ],
+)
+def test_io_in_a_pure_package_breaks_them(
+    tmp_path: Path, module: str, line: str, breach: str
+) -> None:
+    result = _lint(_with_line(tmp_path, module, line))
+    assert result.returncode != 0, result.stdout
+    assert breach in result.stdout, result.stdout

@@ -24,10 +24,9 @@ from typing import Literal
 from app.alignment.additions import with_furniture, with_margin_numbers
 from app.alignment.furniture import Removed, strip_furniture
 from app.alignment.geometry import LineRect, displayed, line_rects, source_text
-from app.alignment.index import DocumentIndex
+from app.alignment.index import CONFIDENT, DocumentIndex
 from app.alignment.margins import strip_numbers
 from app.alignment.matcher import JUMP, Match, exact_all, exact_match, fuzzy
-from app.alignment.ocr import CONFIDENT
 from app.alignment.placement import ChunkHint, choose, verbatim
 from app.alignment.readings import Readings
 from app.alignment.text import information, split_elision

@@ -19,9 +19,9 @@ from app.core.errors import Forbidden, Unauthorized
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN
 from app.core.security import Scope, TokenRegistry
 from app.db.session import transaction
-from app.documents.storage import PdfStorage
 from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
+from app.pdfs.storage import PdfStorage
 
 
 @dataclass(frozen=True)

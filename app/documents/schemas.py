@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, StorableText
-from app.documents.storage import source_path_problem
+from app.pdfs.storage import source_path_problem
 
 
 class ChunkIn(BaseModel):

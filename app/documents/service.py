@@ -18,27 +18,25 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.alignment.index_cache import IndexCache
 from app.core.errors import AppError, NotFound
 from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
 from app.db.session import in_transaction
 from app.documents import repository
-from app.documents.chunking import chunk_index
 from app.documents.errors import (
     ChunkIdsTaken,
     DocumentNotFound,
     InvalidChunks,
     InvalidDocumentId,
     InvalidUpload,
-    PdfChanged,
-    PdfMissing,
-    UnreadablePdf,
     UploadHashMismatch,
 )
-from app.documents.indexing import cached_index
 from app.documents.models import Chunk, Document
 from app.documents.schemas import ChunkIn, DocumentUpsert
-from app.documents.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
+from app.pdfs.chunking import chunk_index
+from app.pdfs.errors import PdfChanged, PdfMissing, UnreadablePdf
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.indexing import cached_index
+from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
 
 log = logging.getLogger(__name__)
 # A racing identical write loses at most once per competitor; three tries cover a burst.

@@ -15,14 +15,14 @@ from pathlib import PurePosixPath
 from app.alignment.display import display_text
 from app.alignment.geometry import page_boxes, points
 from app.alignment.index import DocumentIndex
-from app.alignment.index_cache import IndexCache, IndexPending
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
 from app.core.errors import AppError
-from app.documents.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
-from app.documents.indexing import cached_index
-from app.documents.storage import PdfStorage
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
+from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
+from app.pdfs.index_cache import IndexCache, IndexPending
+from app.pdfs.indexing import cached_index
+from app.pdfs.storage import PdfStorage
 from app.selection.sentences import Sentence
 
 log = logging.getLogger(__name__)

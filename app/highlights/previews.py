@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import pymupdf
 
-from app.alignment.pdf import open_pdf
 from app.highlights.schemas import Rect
+from app.pdfs.pdf import open_pdf
 
 FILL = (255, 214, 0)  # the reference viewer's highlight colour
 FILL_OPACITY = 0.45

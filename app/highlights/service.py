@@ -25,12 +25,10 @@ from datetime import UTC, datetime, timedelta
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.alignment.index_cache import IndexCache
 from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents.links import PdfLinks
-from app.documents.storage import PdfStorage
 from app.highlights import repository
 from app.highlights.batch_log import log_batch
 from app.highlights.cache import cache_key, cacheable, etag
@@ -54,6 +52,8 @@ from app.highlights.schemas import (
 from app.highlights.stored import forget_other_content
 from app.highlights.term_stats import TermStatistics
 from app.llm.client import StructuredClient
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
 from app.selection.sentences import split_sentences
 from app.selection.stats import DocumentStats

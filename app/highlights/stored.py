@@ -16,13 +16,13 @@ from app.db.session import transaction
 from app.documents import repository as documents
 from app.documents.errors import DocumentNotFound
 from app.documents.links import PdfLinks
-from app.documents.storage import PdfStorage
-from app.documents.workers import PdfJobFailed
 from app.highlights import repository
 from app.highlights.cache import etag
 from app.highlights.errors import HighlightNotFound, PageNotFound, PageNotRendered
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
+from app.pdfs.storage import PdfStorage
+from app.pdfs.workers import PdfJobFailed
 
 # A preview waits this long for a free render slot before it is answered 503 busy.
 PREVIEW_WAIT_S = 10.0

@@ -7,7 +7,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
+from app.pdfs.extract import build_index
 
 PAGE_1_LINES = [
     "Alignment engines must survive real documents with care-",

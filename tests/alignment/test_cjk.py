@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
 from app.alignment.text import normalize_text
+from app.pdfs.extract import build_index
 from tests.alignment.test_text import FAST
 
 # Scripts and forms the issue is about, plus the Latin that surrounds them in real filings.

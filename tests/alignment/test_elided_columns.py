@@ -9,8 +9,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import LineRect, locate
+from app.pdfs.extract import build_index
 
 # The two-column text of test_layout, here the left and middle of three columns.
 from .test_layout import LEFT

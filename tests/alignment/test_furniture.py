@@ -6,9 +6,10 @@ import pymupdf
 import pytest
 
 from app.alignment.furniture import MIN_RUN, strip_furniture
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import LineRect, locate
 from app.alignment.text import normalize_text
+from app.pdfs.extract import build_index
 
 HEADER = "Annual Report of the Example Society"
 FOOTER = "Example Society Review"

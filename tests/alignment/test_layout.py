@@ -10,9 +10,10 @@ import pymupdf
 import pytest
 
 from app.alignment.chains import column_order
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.layout import Segment
 from app.alignment.locate import locate
+from app.pdfs.extract import build_index
 
 LEFT = [
     "Taxpayers who received payments through an",

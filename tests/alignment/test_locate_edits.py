@@ -6,9 +6,10 @@ import pymupdf
 import pytest
 
 from app.alignment import locate as locate_module
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
 from app.alignment.text import split_elision
+from app.pdfs.extract import build_index
 
 APPEARANCE = [
     "STEVEN E. MERCER, ESQ., Deputy Attorney General, Los",

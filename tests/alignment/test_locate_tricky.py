@@ -5,8 +5,9 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
+from app.pdfs.extract import build_index
 
 HEADER = "Official record of proceedings"
 CJK_LINES = [

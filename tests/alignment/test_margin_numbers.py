@@ -6,10 +6,11 @@ import pymupdf
 import pytest
 
 from app.alignment.geometry import LineRect
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
 from app.alignment.margins import MarginNumber, hide, strip_numbers
 from app.alignment.text import normalize_text
+from app.pdfs.extract import build_index
 
 TRANSCRIPT = [
     "IN THE SUPREME COURT OF THE UNITED STATES",

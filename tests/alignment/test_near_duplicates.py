@@ -8,8 +8,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, locate
+from app.pdfs.extract import build_index
 
 # Table rows, a heading and a sentence that the skeleton reads as the same words.
 ROWS = [

@@ -7,8 +7,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, locate
+from app.pdfs.extract import build_index
 
 REPEATED = "The amounts shown are as of December 31 unless stated otherwise."
 PARAGRAPHS = [

@@ -8,8 +8,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import build_index
 from app.alignment.locate import ChunkHint, locate
+from app.pdfs.extract import build_index
 
 pytestmark = pytest.mark.shared_pdfs
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.alignment.index import build_index
 from app.alignment.locate import locate
+from app.pdfs.extract import build_index
 
 pytestmark = pytest.mark.shared_pdfs
 

@@ -289,7 +289,7 @@ async def test_unreachable_database_is_a_clear_503(pdf_root: Path) -> None:
 async def test_pdf_replaced_after_ingest_is_not_guessed_on(
     database_url: str, pdf_root: Path, tmp_path: Path
 ) -> None:
-    from app.documents.sample import write_sample_pdf
+    from app.pdfs.sample import write_sample_pdf
 
     settings = make_settings(database_url, pdf_root)
     await ingest_sample(settings)

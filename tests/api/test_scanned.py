@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from app.core.config import Settings
-from app.documents.indexing import ocr_options
-from app.documents.sample import write_sample_pdf
+from app.pdfs.indexing import ocr_options
+from app.pdfs.sample import write_sample_pdf
 from tests.api.helpers import ocr_under, similarity
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.pdfs import write_image_only_copy
@@ -132,7 +132,7 @@ def test_without_tesseract_ocr_is_off_and_start_up_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH on which there is no tesseract
-    with caplog.at_level(logging.INFO, logger="app.documents.indexing"):
+    with caplog.at_level(logging.INFO, logger="app.pdfs.indexing"):
         assert ocr_options(make_settings("sqlite+aiosqlite:///x.db", tmp_path)) is None
     (record,) = caplog.records
     assert record.levelno == logging.WARNING
@@ -144,7 +144,7 @@ def test_languages_that_are_not_installed_are_left_out_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = make_settings("sqlite+aiosqlite:///x.db", tmp_path, ocr_languages="eng+xyz")
-    with caplog.at_level(logging.WARNING, logger="app.documents.indexing"):
+    with caplog.at_level(logging.WARNING, logger="app.pdfs.indexing"):
         options = ocr_options(settings)
     assert options is not None
     assert options.languages == "eng"

@@ -115,7 +115,7 @@ def _stored_version(settings: Settings, source_path: str) -> object:
     """What says whether the stored object was rewritten: its modification time (and e_tag)."""
     if not settings.storage_url:
         return (settings.pdf_root / source_path).stat().st_mtime_ns
-    from app.documents.object_store import open_store
+    from app.pdfs.object_store import open_store
 
     store, _, _ = open_store(settings.storage_url)
     meta = store.head(source_path)

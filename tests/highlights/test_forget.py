@@ -14,10 +14,10 @@ from app.core.config import Settings
 from app.db.session import create_engine, create_session_factory, dispose_engine, transaction
 from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.documents.service import put_document
-from app.documents.storage import PdfStorage
-from app.documents.workers import PdfWorkers
 from app.highlights.models import StoredHighlight
 from app.highlights.stored import forget_other_content
+from app.pdfs.storage import PdfStorage
+from app.pdfs.workers import PdfWorkers
 from tests.fixtures.app import app_client, make_settings
 
 SENTENCE = "The ferry to Lamu leaves the harbour every morning."

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pymupdf
 
-from app.alignment.index_cache import IndexCache
-from app.documents.storage import PdfStorage, sha256_of_file
 from app.highlights.locating import LocateJob, locate_chunks
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.storage import PdfStorage, sha256_of_file
 from app.selection.sentences import split_sentences
 
 REPEATED = "All figures are unaudited and stated in millions of dollars."

@@ -29,11 +29,11 @@ from pebble import ProcessExpired, ProcessPool
 from app.alignment.index import PageTooDense
 from app.core.config import Settings
 from app.core.errors import BadRequest
-from app.documents.errors import PdfTooComplex
+from app.pdfs.errors import PdfTooComplex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_PRELOAD = ["app.documents.workers", "app.documents.chunking"]
+_PRELOAD = ["app.pdfs.workers", "app.pdfs.chunking"]
 
 
 class PdfJobFailed(RuntimeError):

@@ -17,10 +17,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Protocol
 
-from app.alignment import index_codec
 from app.alignment.index import INDEX_VERSION, DocumentIndex
-from app.alignment.ocr import OcrOptions
 from app.core.files import temp_file
+from app.pdfs import index_codec
+from app.pdfs.ocr import OcrOptions
 
 log = logging.getLogger(__name__)
 

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.alignment.chains import chains, column_order
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.layout import Segment, segments
-from app.alignment.ocr import OcrPage
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, is_cjk
+from app.pdfs.extract import build_index
+from app.pdfs.ocr import OcrPage
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")

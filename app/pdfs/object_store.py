@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, cast
 from obstore.exceptions import NotFoundError, PermissionDeniedError, UnauthenticatedError
 from obstore.store import LocalStore, MemoryStore, S3Store
 
-from app.alignment.index_codec import MAX_BLOB_BYTES
 from app.core.config import ConfigurationError
+from app.pdfs.index_codec import MAX_BLOB_BYTES
 
 if TYPE_CHECKING:
     from obstore.store import ClientConfig, ObjectStore, RetryConfig

@@ -26,13 +26,12 @@ from typing import Protocol
 
 import pymupdf
 
-from app.alignment.pdf import open_pdf
 from app.alignment.text import clean_extracted
-from app.core.config import Settings
 from app.core.errors import BadRequest
 from app.core.files import temp_file
-from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
-from app.documents.workers import PdfWorkers
+from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
+from app.pdfs.pdf import open_pdf
+from app.pdfs.workers import PdfWorkers
 
 COPY_DIR = "ingested"
 # Most file systems refuse a name longer than this many bytes (ENAMETOOLONG).
@@ -304,21 +303,3 @@ def write_atomically(target: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def build_storage(settings: Settings, workers: PdfWorkers | None) -> PdfStorage:
-    """The storage ``HIGHLIGHT_STORAGE_URL`` names: empty, the local folder ``HIGHLIGHT_PDF_ROOT``;
-    ``s3://``, ``file://`` or ``memory://``, an object store (documents/objects.py) with this
-    replica's read-through copies in ``HIGHLIGHT_STORAGE_CACHE_DIR``. ``workers`` None: PDF work
-    inline, without limits (tests and tools on trusted files)."""
-    if not settings.storage_url:
-        return PdfStorage(settings.pdf_root, workers)
-    # Imported only when configured: a local-folder deployment never loads obstore.
-    from app.documents.objects import ObjectPdfStorage
-
-    return ObjectPdfStorage.from_url(
-        settings.storage_url,
-        settings.storage_cache_dir,
-        workers,
-        max_bytes=settings.max_pdf_bytes,
-    )

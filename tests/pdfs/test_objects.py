@@ -15,10 +15,10 @@ from obstore.store import S3Store
 
 from app.cli import ingest_into_database
 from app.core.config import ConfigurationError, Settings
-from app.documents.errors import InvalidSourcePath, PdfChanged, PdfMissing
-from app.documents.object_store import INDEX_PREFIX, ObjectBlobs
-from app.documents.objects import ObjectPdfStorage
-from app.documents.storage import build_storage
+from app.pdfs.backends import build_storage
+from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing
+from app.pdfs.object_store import INDEX_PREFIX, ObjectBlobs
+from app.pdfs.objects import ObjectPdfStorage
 from tests.fixtures.live import free_port
 from tests.fixtures.pdfs import write_text_pdf
 from tests.fixtures.s3 import S3Bucket

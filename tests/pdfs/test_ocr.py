@@ -16,11 +16,12 @@ import pymupdf
 import pytest
 
 from app.alignment.geometry import LineRect
-from app.alignment.index import DocumentIndex, build_index
-from app.alignment.index_codec import decode_index, encode_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
-from app.alignment.ocr import OcrLine, OcrOptions, OcrPage, _lines, ocr_document, pages_to_ocr
-from app.documents.sample import write_sample_pdf
+from app.pdfs.extract import build_index
+from app.pdfs.index_codec import decode_index, encode_index
+from app.pdfs.ocr import OcrLine, OcrOptions, OcrPage, _lines, ocr_document, pages_to_ocr
+from app.pdfs.sample import write_sample_pdf
 from tests.fixtures.pdfs import (
     ROTATED_SENTENCES,
     write_image_only_copy,

@@ -15,15 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.alignment.index import INDEX_VERSION, DocumentIndex, build_index
-from app.alignment.index_cache import IndexCache, blob_name
-from app.alignment.index_codec import decode_index, encode_index
+from app.alignment.index import INDEX_VERSION, DocumentIndex
 from app.alignment.locate import locate
-from app.alignment.locate_cli import run
-from app.documents.storage import sha256_of_file
+from app.pdfs.extract import build_index
+from app.pdfs.index_cache import IndexCache, blob_name
+from app.pdfs.index_codec import decode_index, encode_index
+from app.pdfs.locate_cli import run
+from app.pdfs.storage import sha256_of_file
 
-from .conftest import REPEATED
-from .test_index_codec import assert_same_index
+from tests.alignment.conftest import REPEATED, sample_index, sample_pdf  # noqa: F401
+from tests.pdfs.test_index_codec import assert_same_index
+
+# sample_pdf and sample_index above are the locator's layout PDF (tests/alignment/conftest.py),
+# imported as fixtures: they replace the service's sample PDF of tests/conftest.py here.
 
 
 def test_cli_answers_every_line(sample_pdf: Path) -> None:

@@ -13,9 +13,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from app.alignment.index import DocumentIndex, build_index
-from app.alignment.index_cache import IndexCache
-from app.alignment.ocr import (
+from app.alignment.index import DocumentIndex
+from app.core import metrics
+from app.core.config import Settings
+from app.pdfs.errors import PdfTooComplex
+from app.pdfs.extract import build_index
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.ocr import (
     OcrFailed,
     OcrOptions,
     OcrPage,
@@ -23,10 +27,7 @@ from app.alignment.ocr import (
     pages_to_ocr,
     tesseract_languages,
 )
-from app.core import metrics
-from app.core.config import Settings
-from app.documents.errors import PdfTooComplex
-from app.documents.workers import PdfJobFailed, PdfWorkers
+from app.pdfs.workers import PdfJobFailed, PdfWorkers
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import build_index
 from app.alignment.locate import locate
-from app.documents.chunking import chunk_index, chunk_pdf
+from app.pdfs.chunking import chunk_index, chunk_pdf
+from app.pdfs.extract import build_index
 from app.selection.sentences import split_sentences
 
 WORDS = (
@@ -135,7 +135,7 @@ def test_headings_stand_alone_and_no_chunk_ends_mid_sentence(tmp_path: Path) -> 
     """The sample report: its title and headings, a blank line below each, are paragraphs of
     their own; a paragraph whose last lines reach past the chunk size is not cut mid-sentence
     (the old blocks kept it whole, and so must the new paragraphs)."""
-    from app.documents.sample import write_sample_pdf
+    from app.pdfs.sample import write_sample_pdf
 
     chunks, _ = chunk_pdf(write_sample_pdf(tmp_path / "sample.pdf"))
     main = chunks[0].text

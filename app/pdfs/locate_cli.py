@@ -9,8 +9,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.alignment.index import DocumentIndex, build_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import LocateResult, locate
+from app.pdfs.extract import build_index
 
 
 class _BadRequest(ValueError):

@@ -7,7 +7,8 @@ import hashlib
 from pathlib import Path
 
 from app.core.config import Settings
-from app.documents.storage import PdfStorage, build_storage
+from app.pdfs.backends import build_storage
+from app.pdfs.storage import PdfStorage
 from tests.fixtures.pdfs import write_text_pdf
 
 

@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 from app.alignment.furniture import FurnitureLine
 from app.alignment.geometry import line_rects
 from app.alignment.grams import GramTable
-from app.alignment.index import DocumentIndex, build_index
-from app.alignment.index_codec import PREFIX_SIZE, CorruptIndex, decode_index, encode_index
+from app.alignment.index import DocumentIndex
 from app.alignment.locate import LocateResult, locate
 from app.alignment.margins import MarginNumber
 from app.alignment.readings import Readings
 from app.alignment.text import normalize, normalize_text
+from app.pdfs.extract import build_index
+from app.pdfs.index_codec import PREFIX_SIZE, CorruptIndex, decode_index, encode_index
 from tests.fixtures.pdfs import write_control_chars_pdf, write_rotated_pdf, write_scan_pdf
 
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

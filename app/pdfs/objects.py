@@ -44,15 +44,15 @@ from obstore.exceptions import AlreadyExistsError, NotFoundError
 from obstore.store import LocalStore
 
 from app.core.files import temp_file
-from app.documents.errors import (
+from app.pdfs.errors import (
     InvalidSourcePath,
     PdfChanged,
     PdfMissing,
     StorageUnavailable,
     UnreadablePdf,
 )
-from app.documents.object_store import ObjectBlobs, open_store, summary
-from app.documents.storage import (
+from app.pdfs.object_store import ObjectBlobs, open_store, summary
+from app.pdfs.storage import (
     Blobs,
     Fingerprint,
     PdfFacts,
@@ -65,7 +65,7 @@ from app.documents.storage import (
     source_path_problem,
     write_atomically,
 )
-from app.documents.workers import PdfWorkers
+from app.pdfs.workers import PdfWorkers
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore

@@ -32,8 +32,8 @@ from typing import Literal
 
 import pymupdf
 
-from app.alignment.pdf import open_pdf
 from app.core.scripts import CJK
+from app.pdfs.pdf import open_pdf
 
 OcrMode = Literal["off", "auto", "force"]
 # Fewer visible characters than this on a page that is mostly image: a scan (a page number or a
@@ -41,8 +41,6 @@ OcrMode = Literal["off", "auto", "force"]
 MIN_TEXT_CHARS = 20
 # An image covering at least this share of the page makes it a candidate.
 MIN_IMAGE_SHARE = 0.5
-# Tesseract word confidence (0-100) at or above which OCR is taken as read correctly.
-CONFIDENT = 90
 
 
 class OcrFailed(RuntimeError):

@@ -38,10 +38,13 @@ import zlib
 from array import array
 from typing import Any, NoReturn
 
-from app.alignment.blob_checks import (
+from app.alignment.index import INDEX_VERSION, DocumentIndex
+from app.alignment.readings import Readings, Reordered
+from app.alignment.text import Normalized
+from app.pdfs.blob_checks import (
     CorruptIndex as CorruptIndex,
 )
-from app.alignment.blob_checks import (
+from app.pdfs.blob_checks import (
     check_float,
     check_int,
     check_list,
@@ -53,9 +56,6 @@ from app.alignment.blob_checks import (
     gram_table,
     margin_numbers_of,
 )
-from app.alignment.index import INDEX_VERSION, DocumentIndex
-from app.alignment.readings import Readings, Reordered
-from app.alignment.text import Normalized
 
 MAGIC = b"HLINDEX\x00"
 # A larger index would be a document of some 30 million characters; a blob claiming more is

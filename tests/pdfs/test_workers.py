@@ -13,10 +13,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from app.alignment.index import build_index
 from app.core.errors import BadRequest
-from app.documents.errors import PdfTooComplex
-from app.documents.workers import PdfJobFailed, PdfWorkers, WorkerLimits
+from app.pdfs.errors import PdfTooComplex
+from app.pdfs.extract import build_index
+from app.pdfs.workers import PdfJobFailed, PdfWorkers, WorkerLimits
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 from tests.fixtures.pdfs import write_text_pdf
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from app.alignment.index_cache import IndexCache, IndexPending
-from app.alignment.ocr import OcrFailed, OcrOptions, ocr_page
-from app.documents.errors import PdfTooComplex
-from app.documents.indexing import cached_index, read_scanned_pages
-from app.documents.sample import write_sample_pdf
-from app.documents.workers import PdfWorkers, WorkerLimits
+from app.pdfs.errors import PdfTooComplex
+from app.pdfs.index_cache import IndexCache, IndexPending
+from app.pdfs.indexing import cached_index, read_scanned_pages
+from app.pdfs.ocr import OcrFailed, OcrOptions, ocr_page
+from app.pdfs.sample import write_sample_pdf
+from app.pdfs.workers import PdfWorkers, WorkerLimits
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 from tests.fixtures.pdfs import write_image_only_copy
 
