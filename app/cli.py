@@ -73,59 +73,6 @@ def _migrate(settings: Settings, *, announce: bool = True) -> list[str]:
     return applied
 
 
-async def ingest_into_database(
-    settings: Settings, pdf: Path, document_id: str | None, title: str | None = None
-) -> dict[str, object]:
-    from app.db.session import create_engine, create_session_factory, dispose_engine
-    from app.documents.service import plan_ingest, put_document
-    from app.highlights.locating import index_or_refuse
-    from app.highlights.stored import forget_other_content
-    from app.pdfs.backends import build_storage
-    from app.pdfs.index_cache import IndexCache
-    from app.pdfs.indexing import ocr_options
-    from app.pdfs.workers import pdf_workers
-
-    # The same bounded workers as the server: a PDF bomb is refused in one line, not a kill.
-    storage = build_storage(settings, pdf_workers(settings))
-    try:
-        # Chunked from the text index, so a PDF that cannot be indexed is refused before
-        # anything is stored. The index is written to the shared disk cache (when set) and the
-        # object store's index blobs (when PDFs live there), so the servers' first request loads
-        # it; scanned pages are read by OCR once, here.
-        cache = IndexCache(
-            settings.index_cache_dir,
-            shared=storage.index_blobs(),
-            ocr=ocr_options(settings, command=True),
-        )
-        plan = await asyncio.to_thread(plan_ingest, storage, cache, pdf, document_id, title)
-        await asyncio.to_thread(
-            index_or_refuse, storage, cache, plan.body.source_path, plan.facts.sha256
-        )
-    finally:
-        storage.workers.close()
-    engine = create_engine(settings.database_url)
-    try:
-        factory = create_session_factory(engine)
-        outcome = await put_document(factory, storage, plan.document_id, plan.body, plan.facts)
-        if outcome.changed:
-            try:
-                await forget_other_content(factory, plan.document_id)
-            except Exception as exc:  # reads skip them anyway; the document is stored
-                log.warning("could not delete the old highlights of %s: %r", plan.document_id, exc)
-    finally:
-        await dispose_engine(engine)
-    document = outcome.document
-    return {
-        "document_id": document.id,
-        "title": document.title,
-        "source_path": document.source_path,
-        "pages": document.page_count,
-        "chunks": [c.id for c in document.chunks],
-        "created": outcome.created,
-        "changed": outcome.changed,
-    }
-
-
 def _start_up_problem(settings: Settings, exc: BaseException) -> str:
     """The one line for a worker process whose start-up failed (the parent prints it)."""
     problem = _database_problem(settings, exc)
@@ -184,8 +131,10 @@ def _cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
+    from app.services import ingest_file
+
     _migrate(settings)
-    result = asyncio.run(ingest_into_database(settings, args.pdf, args.document_id, args.title))
+    result = asyncio.run(ingest_file(settings, args.pdf, args.document_id, args.title))
     print(json.dumps(result, indent=2))
     return 0
 
@@ -209,12 +158,13 @@ def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
 
 def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     from app.pdfs.sample import write_sample_pdf
+    from app.services import ingest_file
 
     settings.require_llm_settings()
 
     _migrate(settings)
     pdf = write_sample_pdf(settings.pdf_root / "sample" / "sample-assembly.pdf")
-    result = asyncio.run(ingest_into_database(settings, pdf, SAMPLE_DOCUMENT_ID))
+    result = asyncio.run(ingest_file(settings, pdf, SAMPLE_DOCUMENT_ID))
     log.info("sample document %s ingested: chunks %s", SAMPLE_DOCUMENT_ID, result["chunks"])
     _serve(settings, args.host, args.port)
     return 0

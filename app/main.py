@@ -1,8 +1,7 @@
-"""Application factory. The lifespan owns the engine, the LLM client and the PDF index cache."""
+"""Application factory. The lifespan opens the service's parts (``services.py``) and closes them."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,53 +16,19 @@ from pydantic.json_schema import models_json_schema
 from app import __version__
 from app.api import documents, health, highlights, metrics
 from app.api.body_limit import BodyLimit
-from app.api.deps import AppState, CanRead, CanReadHighlight, CanReadPdf, CanWrite
+from app.api.deps import CanRead, CanReadHighlight, CanReadPdf, CanWrite
 from app.api.middleware import RequestContext
 from app.api.routing import gated
 from app.api.viewer import mount_viewer
 from app.core import tracing
 from app.core.config import Settings, get_settings
 from app.core.errors import error_responses, install_error_handlers
-from app.core.security import Scope, TokenRegistry
+from app.core.security import Scope
 from app.db.session import (
-    create_engine,
-    create_session_factory,
     describe_database,
-    dispose_engine,
 )
 from app.highlights.schemas import BatchSummary, CitationEvent
-from app.highlights.service import HighlightService, Limits
-from app.highlights.stored import StoredHighlights
-from app.llm.client import StructuredClient
-from app.llm.providers import build_profile
-from app.pdfs.backends import build_storage
-from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import ocr_options
-from app.pdfs.workers import pdf_workers
-
-
-def build_llm(
-    settings: Settings, http_client: openai.DefaultAsyncHttpxClient | None = None
-) -> StructuredClient | None:
-    if settings.llm_provider == "none":
-        return None
-    settings.require_llm_settings()
-    return StructuredClient(
-        base_url=settings.llm_base_url,
-        model=settings.llm_model,
-        api_key=settings.llm_api_key.get_secret_value(),
-        profile=build_profile(
-            settings.llm_provider,
-            tiers=settings.llm_tiers,
-            chat_template_kwargs=settings.llm_chat_template_kwargs,
-            reasoning_effort=settings.llm_reasoning_effort,
-        ),
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
-        max_tokens=settings.llm_max_tokens,
-        temperature=settings.llm_temperature,
-        http_client=http_client,
-    )
+from app.services import open_services
 
 
 def _include_routers(app: FastAPI, settings: Settings) -> None:
@@ -158,63 +123,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(
-            settings.database_url,
-            pool_size=settings.db_pool_size,
-            max_overflow=settings.db_max_overflow,
-        )
-        factory = create_session_factory(engine)
-        llm = build_llm(settings, llm_http_client)
-        limits = Limits(
-            max_citations=settings.max_citations,
-            max_query_chars=settings.max_query_chars,
-            max_answer_chars=settings.max_answer_chars,
-            max_sentences_per_chunk=settings.max_sentences_per_chunk,
-            max_highlights_per_chunk=settings.max_highlights_per_chunk,
-            batch_deadline_s=settings.batch_deadline_s,
-            result_cache_ttl_s=settings.result_cache_ttl_s,
-            llm_max_in_flight=settings.llm_max_in_flight,
-            llm_queue_timeout_s=settings.llm_queue_timeout_s,
-            index_wait_s=settings.index_wait_s,
-        )
-        storage = build_storage(settings, pdf_workers(settings))
-        service = HighlightService(
-            session_factory=factory,
-            llm=llm,
-            # Shared through the object store when there is one: a new replica loads the
-            # indexes others built instead of building every one cold.
-            index_cache=IndexCache(
-                settings.index_cache_dir,
-                shared=storage.index_blobs(),
-                ocr=ocr_options(settings),
-            ),
-            storage=storage,
-            limits=limits,
-        )
-        tokens = TokenRegistry(settings.auth_read_tokens, settings.auth_write_tokens)
-        stored = StoredHighlights(
-            factory,
-            storage,
-            preview_max_pixels=settings.preview_max_pixels,
-            max_concurrent_previews=settings.max_concurrent_previews,
-        )
-        app.state.services = AppState(settings, engine, factory, storage, tokens, service, stored)
-        # The server logs the one "ready" line once the port is bound (server.py).
-        logging.getLogger(__name__).debug(
-            "app started (%s, storage %s)",
-            describe_service(settings),
-            "object store" if settings.storage_url else "local folder",
-        )
-        try:
+        async with open_services(settings, llm_http_client=llm_http_client) as services:
+            app.state.services = services
+            # The server logs the one "ready" line once the port is bound (server.py).
+            logging.getLogger(__name__).debug(
+                "app started (%s, storage %s)",
+                describe_service(settings),
+                "object store" if settings.storage_url else "local folder",
+            )
             yield
-        finally:
-            try:
-                if llm is not None:
-                    await llm.close()
-                await dispose_engine(engine)
-            finally:
-                # Blocking (it joins the worker processes), so not on the loop.
-                await asyncio.to_thread(storage.workers.close)
 
     app = FastAPI(
         title="Citation highlight service",

@@ -27,8 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.cli import ingest_into_database  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
+from app.services import ingest_file  # noqa: E402
 from tests.fixtures.app import app_client, make_settings  # noqa: E402
 from tests.fixtures.llm_server import ScriptedLLM, choose_first  # noqa: E402
 
@@ -59,7 +59,7 @@ async def main(pdf: Path, citations: int, rounds: int, llm_delay: float) -> dict
     )
     upgrade(base.database_url)
     started = time.perf_counter()
-    stored = await ingest_into_database(base, pdf, "bench")
+    stored = await ingest_file(base, pdf, "bench")
     ingest_s = time.perf_counter() - started
     chunk_ids = list(stored["chunks"])  # type: ignore[call-overload]
     step = max(1, len(chunk_ids) // citations)

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from selection_metrics import ChunkText  # noqa: E402
 
-from app.cli import ingest_into_database  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
+from app.services import ingest_file  # noqa: E402
 from tests.fixtures.app import app_client, make_settings  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "pdfs"
@@ -103,7 +103,7 @@ async def ingested(
     fresh = known.get("code") == stamp["code"]
     for name, pdf in pdfs.items():
         if not fresh or known.get("files", {}).get(name) != stamp["files"][name]:
-            await ingest_into_database(settings, pdf, document_id(name))
+            await ingest_file(settings, pdf, document_id(name))
     merged = {
         "code": stamp["code"],
         "files": {**(known.get("files", {}) if fresh else {}), **stamp["files"]},

@@ -15,7 +15,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app.cli import SAMPLE_DOCUMENT_ID, ingest_into_database
+from app.cli import SAMPLE_DOCUMENT_ID
+from app.services import ingest_file
 from tests.conftest import PROJECT_ROOT
 from tests.fixtures.app import app_client, make_settings
 
@@ -51,7 +52,7 @@ async def test_example_response_is_what_the_service_answers(
     from app.db.migrate import upgrade
 
     upgrade(settings.database_url)
-    await ingest_into_database(settings, sample_pdf, SAMPLE_DOCUMENT_ID)
+    await ingest_file(settings, sample_pdf, SAMPLE_DOCUMENT_ID)
     async with app_client(settings) as client:
         response = await client.post(
             "/v2/highlights/batch", json=load("examples/batch-request.json")

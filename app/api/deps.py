@@ -1,59 +1,75 @@
-"""Request dependencies: the app's state, a transaction per request, and the auth checks.
-
-The session dependency owns the transaction and commits before the response is sent
-(scope="function"), so a client never sees 200 for a write that was lost.
-"""
+"""Request dependencies: the service's parts, one typed dependency each, and the auth checks.
+Every use case owns its transactions (the services commit before they answer), so a client never
+sees 200 for a write that was lost."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.config import Settings
 from app.core.errors import Forbidden, Unauthorized
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN
 from app.core.security import Scope, TokenRegistry
-from app.db.session import transaction
+from app.documents.links import PdfLinks
+from app.documents.service import DocumentService
 from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
 from app.pdfs.storage import PdfStorage
+from app.services import Services
 
 
-@dataclass(frozen=True)
-class AppState:
-    settings: Settings
-    engine: AsyncEngine
-    session_factory: async_sessionmaker[AsyncSession]
-    storage: PdfStorage
-    tokens: TokenRegistry
-    highlights: HighlightService
-    stored: StoredHighlights
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
 
 
-def get_state(request: Request) -> AppState:
-    state: AppState = request.app.state.services
-    return state
+# async: FastAPI runs a plain def dependency in its thread pool, a thread hop per request.
+async def _settings(request: Request) -> Settings:
+    return get_services(request).settings
 
 
-async def _state(request: Request) -> AppState:
-    # async: FastAPI runs a plain def dependency in its thread pool, a thread hop per request.
-    return get_state(request)
+async def _tokens(request: Request) -> TokenRegistry:
+    return get_services(request).tokens
 
 
-StateDep = Annotated[AppState, Depends(_state)]
+async def _links(request: Request) -> PdfLinks:
+    return get_services(request).links
 
 
-async def get_session(state: StateDep) -> AsyncIterator[AsyncSession]:
-    async with transaction(state.session_factory) as session:
-        yield session
+async def _documents(request: Request) -> DocumentService:
+    return get_services(request).documents
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+async def _highlights(request: Request) -> HighlightService:
+    return get_services(request).highlights
+
+
+async def _stored(request: Request) -> StoredHighlights:
+    return get_services(request).stored
+
+
+async def _engine(request: Request) -> AsyncEngine:
+    return get_services(request).engine
+
+
+async def _storage(request: Request) -> PdfStorage:
+    return get_services(request).storage
+
+
+# What a route may ask for: each the one part it uses, never the whole of Services.
+SettingsDep = Annotated[Settings, Depends(_settings)]
+TokensDep = Annotated[TokenRegistry, Depends(_tokens)]
+LinksDep = Annotated[PdfLinks, Depends(_links)]
+DocumentsDep = Annotated[DocumentService, Depends(_documents)]
+HighlightsDep = Annotated[HighlightService, Depends(_highlights)]
+StoredDep = Annotated[StoredHighlights, Depends(_stored)]
+EngineDep = Annotated[AsyncEngine, Depends(_engine)]
+StorageDep = Annotated[PdfStorage, Depends(_storage)]
 
 # The auth dependencies below are attached by create_app only when tokens are configured, so the
 # OpenAPI document of a deployment says whether it needs a token (and the demo's does not).
@@ -64,10 +80,10 @@ bearer = HTTPBearer(
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
-def token_scope(state: AppState, credentials: HTTPAuthorizationCredentials | None) -> Scope:
-    if not state.tokens.enabled:
+def token_scope(tokens: TokenRegistry, credentials: HTTPAuthorizationCredentials | None) -> Scope:
+    if not tokens.enabled:
         return Scope.write
-    return state.tokens.scope_of(credentials.credentials if credentials else None)
+    return tokens.scope_of(credentials.credentials if credentials else None)
 
 
 def check_scope(granted: Scope, needed: Scope, has_credentials: bool) -> None:
@@ -82,9 +98,9 @@ def check_scope(granted: Scope, needed: Scope, has_credentials: bool) -> None:
     raise Forbidden("this token may read but not write; use a write token")
 
 
-def _require(needed: Scope) -> Callable[[StateDep, Credentials], Awaitable[None]]:
-    async def dependency(state: StateDep, credentials: Credentials) -> None:
-        check_scope(token_scope(state, credentials), needed, credentials is not None)
+def _require(needed: Scope) -> Callable[[TokensDep, Credentials], Awaitable[None]]:
+    async def dependency(tokens: TokensDep, credentials: Credentials) -> None:
+        check_scope(token_scope(tokens, credentials), needed, credentials is not None)
 
     return dependency
 
@@ -97,16 +113,16 @@ async def authorize_from_headers(request: Request, needed: Scope) -> None:
     """CanRead/CanWrite's check from the headers alone, with the same answers: FastAPI reads and
     parses a body before it solves dependencies, so routes that take a body call this first
     (api/routing.py) and a caller without a token is refused before its body is read."""
-    state = get_state(request)
+    tokens = get_services(request).tokens
     credentials = await bearer(request)
-    check_scope(token_scope(state, credentials), needed, credentials is not None)
+    check_scope(token_scope(tokens, credentials), needed, credentials is not None)
 
 
 LINK_SIGNATURE = r"^[A-Za-z0-9_-]{1,64}$"
 
 
 async def _pdf_access(
-    state: StateDep,
+    tokens: TokensDep,
     credentials: Credentials,
     document_id: Annotated[str, Path(min_length=1, max_length=DOCUMENT_ID_MAX, pattern=ID_PATTERN)],
     expires: Annotated[
@@ -118,8 +134,8 @@ async def _pdf_access(
     ] = None,
 ) -> None:
     """A reader's browser cannot send a token: the signed link a batch result carries is enough."""
-    if not state.tokens.link_is_valid(document_id, expires, signature):
-        check_scope(token_scope(state, credentials), Scope.read, credentials is not None)
+    if not tokens.link_is_valid(document_id, expires, signature):
+        check_scope(token_scope(tokens, credentials), Scope.read, credentials is not None)
 
 
 CanReadPdf = Depends(_pdf_access)
@@ -129,7 +145,8 @@ HIGHLIGHT_ID = r"^h_[0-9a-f]{32}$"
 
 
 async def _highlight_access(
-    state: StateDep,
+    tokens: TokensDep,
+    stored: StoredDep,
     credentials: Credentials,
     highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)],
     expires: Annotated[
@@ -141,12 +158,12 @@ async def _highlight_access(
 ) -> None:
     """A read token, or the signed link of the highlight's document (the reference viewer opened
     from a batch result carries it, not a token)."""
-    granted = token_scope(state, credentials)
+    granted = token_scope(tokens, credentials)
     if granted >= Scope.read:
         return
     if signature is not None:
-        document_id = await state.stored.document_of(highlight_id)
-        if document_id and state.tokens.link_is_valid(document_id, expires, signature):
+        document_id = await stored.document_of(highlight_id)
+        if document_id and tokens.link_is_valid(document_id, expires, signature):
             return
     check_scope(granted, Scope.read, credentials is not None)
 

@@ -7,12 +7,12 @@ from fastapi.responses import FileResponse
 from pydantic import StringConstraints
 
 from app.api.body_limit import BodyLimit
-from app.api.deps import HIGHLIGHT_ID, SessionDep, StateDep
+from app.api.deps import HIGHLIGHT_ID, DocumentsDep, HighlightsDep, LinksDep, StoredDep
 from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
 from app.core.errors import error_responses
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
-from app.documents import service
+from app.documents.links import PdfLinks
 from app.documents.models import Document
 from app.documents.schemas import (
     ChunkOut,
@@ -45,14 +45,14 @@ def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
     ]
 
 
-def _out(document: Document, include_text: bool) -> DocumentOut:
+def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut:
     return DocumentOut(
         id=document.id,
         title=document.title,
         source_path=document.source_path,
         sha256=document.sha256,
         page_count=document.page_count,
-        pdf_url=f"/v2/documents/{document.id}/pdf",
+        pdf_url=links.document_pdf(document.id),
         chunks=_chunks_out(document, include_text),
     )
 
@@ -68,13 +68,15 @@ def _out(document: Document, include_text: bool) -> DocumentOut:
 async def put_document(
     document_id: DocumentId,
     body: DocumentUpsert,
-    state: StateDep,
+    documents: DocumentsDep,
+    highlights: HighlightsDep,
+    links: LinksDep,
     response: Response,
     background: BackgroundTasks,
 ) -> DocumentUpsertResult:
     """Store a document and all its chunks, replacing what was stored; sending the same body again
     changes nothing (``changed: false``), also when identical requests race."""
-    outcome = await service.put_document(state.session_factory, state.storage, document_id, body)
+    outcome = await documents.put(document_id, body)
     if outcome.created:
         response.status_code = status.HTTP_201_CREATED
     if outcome.changed:
@@ -82,10 +84,10 @@ async def put_document(
         # the first highlight request finds the new text index ready.
         document = outcome.document
         background.add_task(
-            state.highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed, document.id, document.source_path, document.sha256
         )
     return DocumentUpsertResult(
-        **_out(outcome.document, include_text=False).model_dump(),
+        **_out(outcome.document, links, include_text=False).model_dump(),
         created=outcome.created,
         changed=outcome.changed,
     )
@@ -109,7 +111,8 @@ async def put_document(
 async def put_document_pdf(
     document_id: DocumentId,
     request: Request,
-    state: StateDep,
+    documents: DocumentsDep,
+    highlights: HighlightsDep,
     response: Response,
     background: BackgroundTasks,
     sha256: Annotated[
@@ -137,15 +140,8 @@ async def put_document_pdf(
     rewrites nothing (`newly_stored: false`); then PUT the document with the answered
     `source_path` and its chunks, or pass `chunk=true` to have this service chunk it. 201 when
     the PDF (with chunk=true: the document) is new."""
-    upload = await service.upload_pdf(
-        state.session_factory,
-        state.storage,
-        document_id,
-        await request.body(),
-        sha256=sha256,
-        chunk=chunk,
-        title=title,
-        index_cache=state.highlights.index_cache,
+    upload = await documents.upload(
+        document_id, await request.body(), sha256=sha256, chunk=chunk, title=title
     )
     result = PdfUploadResult(
         document_id=document_id,
@@ -166,7 +162,7 @@ async def put_document_pdf(
     if outcome.changed:
         # As for a document PUT: the earlier content's highlights go, the new index is warmed.
         background.add_task(
-            state.highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed, document.id, document.source_path, document.sha256
         )
     return result.model_copy(
         update={
@@ -185,10 +181,11 @@ async def put_document_pdf(
 )
 async def get_document(
     document_id: DocumentId,
-    session: SessionDep,
+    documents: DocumentsDep,
+    links: LinksDep,
     include_text: Annotated[bool, Query(description="Include each chunk's text.")] = False,
 ) -> DocumentOut:
-    return _out(await service.get_document(session, document_id), include_text)
+    return _out(await documents.get(document_id), links, include_text)
 
 
 @files.get(
@@ -203,8 +200,7 @@ async def get_document(
 )
 async def get_document_pdf(
     document_id: DocumentId,
-    session: SessionDep,
-    state: StateDep,
+    documents: DocumentsDep,
     sha256: Annotated[
         str | None,
         Query(
@@ -218,7 +214,7 @@ async def get_document_pdf(
     """The PDF itself (Range requests supported, as PDF.js uses them). With auth on, a bearer
     token or the signature that batch results put in their links (so a reader's browser can
     open them)."""
-    pdf = await service.pdf_file_of(session, state.storage, document_id, sha256)
+    pdf = await documents.pdf_file(document_id, sha256)
     headers = {"Cache-Control": "private, no-cache"}
     if pdf.sha256 is not None:
         # The content's own hash: a re-ingested document gets a new ETag, the same file keeps it.
@@ -259,7 +255,7 @@ HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
 async def get_page_preview(
     document_id: DocumentId,
     page: Annotated[int, Path(ge=1, le=MAX_INT32, description="1-based page number.")],
-    state: StateDep,
+    stored: StoredDep,
     highlight: Annotated[
         list[HighlightIdParam],
         Query(max_length=50, description="Ids of the highlights to draw (from batch results)."),
@@ -273,7 +269,7 @@ async def get_page_preview(
     thumbnail instead of a viewer. 409 when the PDF on disk changed since it was ingested; 422
     (pdf_too_complex) when the page needs more than a PDF job's memory or time; 503 (busy) when
     every render slot stays taken."""
-    preview = await state.stored.page_preview(document_id, page, highlight, scale, if_none_match)
+    preview = await stored.page_preview(document_id, page, highlight, scale, if_none_match)
     headers = {"ETag": preview.etag, "Cache-Control": "private, no-cache"}
     if preview.png is None:
         return Response(status_code=304, headers=headers)

@@ -14,9 +14,11 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.api.deps import StateDep
+from app.api.deps import EngineDep, HighlightsDep, SettingsDep, StorageDep
 from app.db.migrate import head_revisions, known_revisions
+from app.pdfs.storage import PdfStorage
 
 router = APIRouter(tags=["health"])
 log = logging.getLogger(__name__)
@@ -45,30 +47,30 @@ class Readiness(BaseModel):
     )
 
 
-async def _schema_revisions(state: StateDep) -> set[str]:
+async def _schema_revisions(engine: AsyncEngine) -> set[str]:
     # A real read of the schema, not SELECT 1: a deleted, replaced, damaged or unmigrated SQLite
     # file answers SELECT 1 happily.
-    async with state.engine.connect() as conn:
+    async with engine.connect() as conn:
         rows = await conn.execute(text("SELECT version_num FROM alembic_version"))
         return {row[0] for row in rows}
 
 
-async def _database_ok(state: StateDep) -> bool:
+async def _database_ok(engine: AsyncEngine) -> bool:
     try:
-        await asyncio.wait_for(_schema_revisions(state), CHECK_TIMEOUT_S)
+        await asyncio.wait_for(_schema_revisions(engine), CHECK_TIMEOUT_S)
     except Exception:
         return False
     return True
 
 
 @router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
-async def health(state: StateDep) -> JSONResponse:
-    ok = await _database_ok(state)
+async def health(engine: EngineDep, settings: SettingsDep) -> JSONResponse:
+    ok = await _database_ok(engine)
     body = Health(
         status="ok" if ok else "degraded",
         database="ok" if ok else "unreachable",
-        llm_provider=state.settings.llm_provider,
-        llm_model=state.settings.llm_model or None,
+        llm_provider=settings.llm_provider,
+        llm_model=settings.llm_model or None,
     )
     return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
 
@@ -79,10 +81,10 @@ async def livez() -> Liveness:
 
 
 async def _database_check(
-    state: StateDep,
+    engine: AsyncEngine,
 ) -> tuple[Literal["ok", "unreachable", "not_migrated"], str]:
     try:
-        found = await asyncio.wait_for(_schema_revisions(state), CHECK_TIMEOUT_S)
+        found = await asyncio.wait_for(_schema_revisions(engine), CHECK_TIMEOUT_S)
     except Exception as exc:
         log.debug("readiness: database check failed", exc_info=exc)
         return "unreachable", "the database cannot be reached or has no schema"
@@ -96,23 +98,23 @@ async def _database_check(
     return "ok", ""
 
 
-async def _storage_check(state: StateDep) -> tuple[Literal["ok", "unreachable"], str]:
+async def _storage_check(storage: PdfStorage) -> tuple[Literal["ok", "unreachable"], str]:
     try:
-        problem = await asyncio.wait_for(
-            asyncio.to_thread(state.storage.problem), CHECK_TIMEOUT_S + 1
-        )
+        problem = await asyncio.wait_for(asyncio.to_thread(storage.problem), CHECK_TIMEOUT_S + 1)
     except TimeoutError:
         problem = "the PDF storage did not answer in time"
     return ("unreachable", problem) if problem else ("ok", "")
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
-async def readyz(state: StateDep) -> JSONResponse:
+async def readyz(
+    engine: EngineDep, storage_dep: StorageDep, highlights: HighlightsDep
+) -> JSONResponse:
     (database, db_problem), (storage, storage_problem) = await asyncio.gather(
-        _database_check(state), _storage_check(state)
+        _database_check(engine), _storage_check(storage_dep)
     )
     # Read after the checks: shutdown may have begun (from a signal handler) while they ran.
-    shutting_down = state.highlights.shutting_down
+    shutting_down = highlights.shutting_down
     problems = [p for p in (db_problem, storage_problem) if p]
     if shutting_down:
         problems.append("shutting down")

@@ -8,9 +8,8 @@ from fastapi.responses import StreamingResponse
 from fastapi.sse import format_sse_event
 from starlette.convertors import Convertor, register_url_convertor
 
-from app.api.deps import HIGHLIGHT_ID, StateDep
+from app.api.deps import HIGHLIGHT_ID, HighlightsDep, LinksDep, SettingsDep, StoredDep
 from app.core.errors import error_responses
-from app.documents.links import PdfLinks
 from app.highlights.schemas import (
     BatchSummary,
     CitationEvent,
@@ -76,13 +75,10 @@ starts. Browsers cannot POST with EventSource: read the body with fetch and a st
 (frontend-contract/src/ has a parser)."""
 
 
-def _links(state: StateDep) -> PdfLinks:
-    settings = state.settings
-    return PdfLinks(state.tokens, settings.auth_link_ttl_s, settings.public_base_url)
-
-
-async def _answer(body: HighlightBatchRequest, state: StateDep) -> Response:
-    answer = await state.highlights.highlight_batch(body, _links(state))
+async def _answer(
+    body: HighlightBatchRequest, highlights: HighlightsDep, links: LinksDep
+) -> Response:
+    answer = await highlights.highlight_batch(body, links)
     return Response(
         content=answer.body,
         media_type="application/json",
@@ -102,8 +98,10 @@ async def _answer(body: HighlightBatchRequest, state: StateDep) -> Response:
     description=_DESCRIPTION,
     responses={200: {"headers": _HEADERS}, **ERRORS},
 )
-async def highlight_batch(body: HighlightBatchRequest, state: StateDep) -> Response:
-    return await _answer(body, state)
+async def highlight_batch(
+    body: HighlightBatchRequest, highlights: HighlightsDep, links: LinksDep
+) -> Response:
+    return await _answer(body, highlights, links)
 
 
 @router.post(
@@ -115,8 +113,10 @@ async def highlight_batch(body: HighlightBatchRequest, state: StateDep) -> Respo
     deprecated=True,
     responses={200: {"headers": _HEADERS}, **ERRORS},
 )
-async def highlight_batch_legacy(body: HighlightBatchRequest, state: StateDep) -> Response:
-    return await _answer(body, state)
+async def highlight_batch_legacy(
+    body: HighlightBatchRequest, highlights: HighlightsDep, links: LinksDep
+) -> Response:
+    return await _answer(body, highlights, links)
 
 
 class EventStream(StreamingResponse):
@@ -145,9 +145,9 @@ def _event_item_schema() -> dict[str, object]:
     }
 
 
-async def _prepared(body: HighlightBatchRequest, state: StateDep) -> Batch:
+async def _prepared(body: HighlightBatchRequest, highlights: HighlightsDep) -> Batch:
     # A dependency: it runs before the stream starts, so its 422/503 are plain JSON errors.
-    return await state.highlights.prepare(body)
+    return await highlights.prepare(body)
 
 
 @router.post(
@@ -163,13 +163,15 @@ async def _prepared(body: HighlightBatchRequest, state: StateDep) -> Batch:
     },
 )
 async def highlight_stream(
-    batch: Annotated[Batch, Depends(_prepared)], state: StateDep
+    batch: Annotated[Batch, Depends(_prepared)],
+    highlights: HighlightsDep,
+    links: LinksDep,
+    settings: SettingsDep,
 ) -> EventStream:
-    links = _links(state)
-    after = state.settings.stream_provisional_after_s
+    after = settings.stream_provisional_after_s
 
     async def wire() -> AsyncIterator[bytes]:
-        async for event in stream_events(state.highlights, batch, links, after):
+        async for event in stream_events(highlights, batch, links, after):
             if event is None:
                 yield format_sse_event(comment="ping")
             else:
@@ -187,10 +189,10 @@ async def highlight_stream(
     responses=error_responses(404, 409, 422, 503),
 )
 async def get_highlight(
-    highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)], state: StateDep
+    highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)], stored: StoredDep, links: LinksDep
 ) -> StoredHighlightOut:
     """A highlight by the id batch results carry: what the reference viewer and page previews
     draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
     the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
     token, or its document's signed link."""
-    return await state.stored.get(highlight_id, _links(state))
+    return await stored.get(highlight_id, links)

@@ -32,7 +32,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 
 from app.api.body_limit import BodyLimit, read_body
-from app.api.deps import authorize_from_headers, get_state
+from app.api.deps import authorize_from_headers, get_services
 from app.core.config import Settings
 from app.core.errors import AppError, UnsupportedMediaType
 from app.core.security import Scope
@@ -98,7 +98,7 @@ class GatedRoute(APIRoute):
             own = limit
             if raw is not None:
                 raw.check_media_type(request)
-                own = raw.limit(get_state(request).settings)
+                own = raw.limit(get_services(request).settings)
             body = await read_body(request, own)
             request._body = body  # FastAPI's request.body() returns it without reading again
             if model is not None and len(body) > OFF_LOOP_BYTES and _is_json(request):

@@ -85,6 +85,10 @@ class PdfLinks:
         extra = f"&{signed[1:]}" if signed else ""
         return f"{self.base_url}/viewer?{urlencode(query)}{extra}"
 
+    def document_pdf(self, document_id: str) -> str:
+        """The PDF as a document's record names it: for callers holding a token, so unsigned."""
+        return self._pdf_path(document_id)
+
     def pdf(self, document_id: str, page: int) -> str:
         return f"{self._pdf_path(document_id)}{self.signed_query(document_id)}#page={page}"
 

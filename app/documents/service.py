@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.errors import AppError, NotFound
 from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
-from app.db.session import in_transaction
+from app.db.session import in_transaction, transaction
 from app.documents import repository
 from app.documents.errors import (
     ChunkIdsTaken,
@@ -35,7 +35,7 @@ from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.pdfs.chunking import chunk_index
 from app.pdfs.errors import PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import cached_index
+from app.pdfs.indexing import cached_index, index_or_refuse
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
 
 log = logging.getLogger(__name__)
@@ -80,15 +80,13 @@ def _check_chunks(chunks: list[ChunkIn], page_count: int) -> None:
             )
 
 
-async def put_document(
+async def _put(
     session_factory: async_sessionmaker[AsyncSession],
     storage: PdfStorage,
     document_id: str,
     body: DocumentUpsert,
     facts: PdfFacts | None = None,
 ) -> UpsertOutcome:
-    """Store a document and all its chunks in one transaction. ``facts`` are the PDF's hash and
-    page count when the caller already read them (ingest hashes the bytes it chunked)."""
     if facts is None:
         facts = await asyncio.to_thread(storage.facts, body.source_path)
     _check_chunks(body.chunks, facts.page_count)
@@ -235,53 +233,6 @@ class Upload:
     document: UpsertOutcome | None = None
 
 
-async def upload_pdf(
-    session_factory: async_sessionmaker[AsyncSession],
-    storage: PdfStorage,
-    document_id: str,
-    data: bytes,
-    *,
-    sha256: str | None = None,
-    chunk: bool = False,
-    title: str | None = None,
-    index_cache: IndexCache | None = None,
-) -> Upload:
-    """Store an uploaded PDF by its content, after checking it is one this service can read;
-    the same bytes again rewrite nothing. ``sha256``: what the sender hashed, refused when the
-    bytes differ. ``chunk``: also split it as ``ingest`` does and put the document (its id's
-    chunks replaced, as a document PUT does), in one call; a PDF that cannot be chunked is
-    refused before anything is stored."""
-    name = f"{document_id}.pdf"
-    if title is not None and not chunk:
-        raise InvalidUpload(
-            "title is used only with chunk=true; without it, send the title with the document "
-            "(PUT /v2/documents/{id})"
-        )
-    if not data:
-        raise InvalidUpload("the request body is empty; send the PDF's bytes as the body")
-    if b"%PDF-" not in data[: PDF_HEADER_WITHIN + 5]:
-        raise UnreadablePdf("the body is not a PDF (no %PDF- header in its first 1024 bytes)")
-    actual = await asyncio.to_thread(_sha256, data)
-    if sha256 is not None and actual != sha256:
-        raise UploadHashMismatch(
-            f"the body hashes to sha256 {actual}, not {sha256} (the sha256 parameter): it was "
-            "damaged on the way or is another file; send it again",
-            details={"sha256": actual, "expected": sha256},
-        )
-    if chunk and index_cache is None:
-        raise ValueError("chunk=True needs the index cache")
-    facts, saved, chunks = await asyncio.to_thread(
-        _store_upload, storage, index_cache, data, actual, name, document_id, chunk
-    )
-    if not chunk:
-        return Upload(facts, saved)
-    body = DocumentUpsert(
-        title=title or facts.title or document_id, source_path=saved.source_path, chunks=chunks
-    )
-    outcome = await put_document(session_factory, storage, document_id, body, facts)
-    return Upload(facts, saved, outcome)
-
-
 def _store_upload(
     storage: PdfStorage,
     cache: IndexCache | None,
@@ -301,13 +252,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-async def get_document(session: AsyncSession, document_id: str) -> Document:
-    document = await repository.get_document(session, document_id)
-    if document is None:
-        raise DocumentNotFound(document_id)
-    return document
-
-
 @dataclass(frozen=True)
 class PdfFile:
     path: Path
@@ -316,29 +260,120 @@ class PdfFile:
     sha256: str | None
 
 
-async def pdf_file_of(
-    session: AsyncSession, storage: PdfStorage, document_id: str, pinned: str | None = None
-) -> PdfFile:
-    """The document's PDF. ``pinned``: only when it still is that content (the content stored
-    highlights were made from), else PdfChanged; unpinned, a changed file is served as it is,
-    without claiming to be the ingested one."""
-    document = await repository.get_document_row(session, document_id)
-    if document is None:
-        raise DocumentNotFound(document_id)
-    if pinned is not None and pinned != document.sha256:
-        raise PdfChanged(
-            f"document {document_id!r} was re-ingested with other content since this link was "
-            "made; its highlights no longer apply"
+class DocumentService:
+    """The documents use cases over one database and one PDF storage, built once per process
+    (the server's lifespan, or a command: ``app/services.py``). ``index_cache`` keeps the text
+    index chunking builds, so the first highlight request finds it."""
+
+    def __init__(
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        storage: PdfStorage,
+        index_cache: IndexCache,
+    ) -> None:
+        self.session_factory = session_factory
+        self.storage = storage
+        self.index_cache = index_cache
+
+    async def put(
+        self, document_id: str, body: DocumentUpsert, facts: PdfFacts | None = None
+    ) -> UpsertOutcome:
+        """Store a document and all its chunks in one transaction. ``facts`` are the PDF's hash
+        and page count when the caller already read them (ingest hashes the bytes it chunked)."""
+        return await _put(self.session_factory, self.storage, document_id, body, facts)
+
+    async def ingest(
+        self, pdf_path: Path, document_id: str | None, title: str | None = None
+    ) -> UpsertOutcome:
+        """A PDF from anywhere on disk, chunked here and stored with its chunks (``ingest``).
+        Chunked from the text index, so a PDF that cannot be indexed is refused before anything
+        is stored; the index is written to the caches the servers read (the shared disk cache
+        and the object store's index blobs), and scanned pages are read by OCR once, here."""
+        plan = await asyncio.to_thread(
+            plan_ingest, self.storage, self.index_cache, pdf_path, document_id, title
         )
-    try:
-        path = await asyncio.to_thread(storage.verify, document.source_path, document.sha256)
-        return PdfFile(path, document.sha256)
-    except PdfChanged:
-        if pinned is not None:
-            raise
-        current = await asyncio.to_thread(storage.current_file, document.source_path)
-        return PdfFile(current, None)
-    except PdfMissing as exc:
-        raise PdfMissing(
-            f"the PDF of document {document_id!r} is missing from the PDF storage"
-        ) from exc
+        await asyncio.to_thread(
+            index_or_refuse,
+            self.storage,
+            self.index_cache,
+            plan.body.source_path,
+            plan.facts.sha256,
+        )
+        return await self.put(plan.document_id, plan.body, plan.facts)
+
+    async def upload(
+        self,
+        document_id: str,
+        data: bytes,
+        *,
+        sha256: str | None = None,
+        chunk: bool = False,
+        title: str | None = None,
+    ) -> Upload:
+        """Store an uploaded PDF by its content, after checking it is one this service can read;
+        the same bytes again rewrite nothing. ``sha256``: what the sender hashed, refused when the
+        bytes differ. ``chunk``: also split it as ``ingest`` does and put the document (its id's
+        chunks replaced, as a document PUT does), in one call; a PDF that cannot be chunked is
+        refused before anything is stored."""
+        name = f"{document_id}.pdf"
+        if title is not None and not chunk:
+            raise InvalidUpload(
+                "title is used only with chunk=true; without it, send the title with the document "
+                "(PUT /v2/documents/{id})"
+            )
+        if not data:
+            raise InvalidUpload("the request body is empty; send the PDF's bytes as the body")
+        if b"%PDF-" not in data[: PDF_HEADER_WITHIN + 5]:
+            raise UnreadablePdf("the body is not a PDF (no %PDF- header in its first 1024 bytes)")
+        actual = await asyncio.to_thread(_sha256, data)
+        if sha256 is not None and actual != sha256:
+            raise UploadHashMismatch(
+                f"the body hashes to sha256 {actual}, not {sha256} (the sha256 parameter): it was "
+                "damaged on the way or is another file; send it again",
+                details={"sha256": actual, "expected": sha256},
+            )
+        facts, saved, chunks = await asyncio.to_thread(
+            _store_upload, self.storage, self.index_cache, data, actual, name, document_id, chunk
+        )
+        if not chunk:
+            return Upload(facts, saved)
+        body = DocumentUpsert(
+            title=title or facts.title or document_id, source_path=saved.source_path, chunks=chunks
+        )
+        outcome = await self.put(document_id, body, facts)
+        return Upload(facts, saved, outcome)
+
+    async def get(self, document_id: str) -> Document:
+        async with transaction(self.session_factory) as session:
+            document = await repository.get_document(session, document_id)
+        if document is None:
+            raise DocumentNotFound(document_id)
+        return document
+
+    async def pdf_file(self, document_id: str, pinned: str | None = None) -> PdfFile:
+        """The document's PDF. ``pinned``: only when it still is that content (the content stored
+        highlights were made from), else PdfChanged; unpinned, a changed file is served as it is,
+        without claiming to be the ingested one."""
+        async with transaction(self.session_factory) as session:
+            document = await repository.get_document_row(session, document_id)
+        if document is None:
+            raise DocumentNotFound(document_id)
+        if pinned is not None and pinned != document.sha256:
+            raise PdfChanged(
+                f"document {document_id!r} was re-ingested with other content since this link was "
+                "made; its highlights no longer apply"
+            )
+        try:
+            path = await asyncio.to_thread(
+                self.storage.verify, document.source_path, document.sha256
+            )
+            return PdfFile(path, document.sha256)
+        except PdfChanged:
+            if pinned is not None:
+                raise
+            current = await asyncio.to_thread(self.storage.current_file, document.source_path)
+            return PdfFile(current, None)
+        except PdfMissing as exc:
+            raise PdfMissing(
+                f"the PDF of document {document_id!r} is missing from the PDF storage"
+            ) from exc

@@ -88,8 +88,8 @@ class SentenceChooser:
         llm: StructuredClient | None,
         max_per_chunk: int,
         *,
-        max_in_flight: int = 16,
-        queue_timeout_s: float = 2.0,
+        max_in_flight: int,
+        queue_timeout_s: float,
     ) -> None:
         self.llm = llm
         self.max_per_chunk = max_per_chunk

@@ -10,18 +10,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePosixPath
 
 from app.alignment.display import display_text
 from app.alignment.geometry import page_boxes, points
 from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
-from app.core.errors import AppError
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
-from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex, UnreadablePdf
+from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex
 from app.pdfs.index_cache import IndexCache, IndexPending
-from app.pdfs.indexing import cached_index
+from app.pdfs.indexing import open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.sentences import Sentence
 
@@ -66,45 +64,6 @@ class ChunkLocation:
     # placed
     error: Reason | None = None
     unlocated: int = 0
-
-
-def open_index(
-    storage: PdfStorage,
-    cache: IndexCache,
-    source_path: str,
-    sha256: str,
-    wait_s: float | None = None,
-) -> DocumentIndex:
-    """Blocking: the text index of a stored document's PDF. The file is checked against the
-    ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged).
-    ``wait_s``: how long a build may keep the caller (IndexPending past it, the build going on);
-    None waits for it (ingest, warm-up)."""
-    storage.verify(source_path, sha256)
-    name = PurePosixPath(source_path).name
-    return cached_index(
-        storage.workers,
-        cache,
-        lambda: storage.read_verified(source_path, sha256),
-        sha256,
-        name,
-        wait_s,
-    )
-
-
-def index_or_refuse(
-    storage: PdfStorage, cache: IndexCache, source_path: str, sha256: str
-) -> DocumentIndex:
-    """Blocking: ``open_index`` for ingest, where a PDF that cannot be indexed is refused with a
-    reason (BadRequest) rather than stored and never highlightable."""
-    try:
-        return open_index(storage, cache, source_path, sha256)
-    except AppError:
-        raise
-    except Exception as exc:
-        log.warning("cannot index %s", source_path, exc_info=True)
-        raise UnreadablePdf(
-            f"{source_path.rsplit('/', 1)[-1]} cannot be indexed ({type(exc).__name__}: {exc})"
-        ) from exc
 
 
 def _open(

@@ -19,13 +19,14 @@ import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core import tracing
+from app.core.config import Settings
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents.links import PdfLinks
@@ -42,7 +43,7 @@ from app.highlights.cited import (
 )
 from app.highlights.claims import CitationClaims, citation_claims, wanted_claims
 from app.highlights.errors import BatchTooLarge
-from app.highlights.locating import locate_chunks, open_index
+from app.highlights.locating import locate_chunks
 from app.highlights.results import batch_status, not_found, with_links
 from app.highlights.schemas import (
     HighlightBatchRequest,
@@ -53,6 +54,7 @@ from app.highlights.stored import forget_other_content
 from app.highlights.term_stats import TermStatistics
 from app.llm.client import StructuredClient
 from app.pdfs.index_cache import IndexCache
+from app.pdfs.indexing import open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
 from app.selection.sentences import split_sentences
@@ -67,18 +69,26 @@ STORE_ATTEMPTS = 4
 
 @dataclass(frozen=True)
 class Limits:
+    """A batch's limits, all from ``Settings`` (``from_settings``; no defaults restated here, so
+    a limit added to the settings and forgotten here fails to type-check instead of running on
+    a default)."""
+
     max_citations: int
     max_query_chars: int
     max_answer_chars: int
     max_sentences_per_chunk: int
     max_highlights_per_chunk: int
-    batch_deadline_s: float = 30.0
-    result_cache_ttl_s: float = 7 * 24 * 3600.0
+    batch_deadline_s: float
+    result_cache_ttl_s: float
     # LLM calls in flight at once from this process, and how long a batch waits for a slot.
-    llm_max_in_flight: int = 16
-    llm_queue_timeout_s: float = 2.0
+    llm_max_in_flight: int
+    llm_queue_timeout_s: float
     # How long a PDF whose index is being built (OCR) may hold a batch.
-    index_wait_s: float = 10.0
+    index_wait_s: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,10 @@ class HighlightService:
 
     def begin_shutdown(self) -> None:
         self.chooser.begin_shutdown()
+
+    def close(self) -> None:
+        # Index warm-ups still running finish in their threads; nothing waits for them.
+        self._warmers.shutdown(wait=False)
 
     @property
     def shutting_down(self) -> bool:

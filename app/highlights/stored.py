@@ -54,14 +54,17 @@ class StoredHighlights:
         session_factory: async_sessionmaker[AsyncSession],
         storage: PdfStorage,
         *,
-        preview_max_pixels: int = 8_000_000,
-        max_concurrent_previews: int = 2,
+        preview_max_pixels: int,
+        max_concurrent_previews: int,
     ) -> None:
         self.session_factory = session_factory
         self.storage = storage
         self.preview_max_pixels = preview_max_pixels
         # Renders beyond this wait (then get 503): the PDF workers also build text indexes.
         self._render_slots = asyncio.Semaphore(max_concurrent_previews)
+
+    async def forget_other_content(self, document_id: str) -> None:
+        await forget_other_content(self.session_factory, document_id)
 
     async def document_of(self, highlight_id: str) -> str | None:
         async with transaction(self.session_factory) as session:

@@ -12,11 +12,13 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
 
 from app.alignment.index import DocumentIndex
 from app.core import metrics
 from app.core.config import Settings
-from app.pdfs.errors import PdfTooComplex
+from app.core.errors import AppError
+from app.pdfs.errors import PdfTooComplex, UnreadablePdf
 from app.pdfs.extract import build_index
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.ocr import (
@@ -27,6 +29,7 @@ from app.pdfs.ocr import (
     pages_to_ocr,
     tesseract_languages,
 )
+from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import PdfJobFailed, PdfWorkers
 
 log = logging.getLogger(__name__)
@@ -168,3 +171,42 @@ def cached_index(
     if wait_s is None:
         return cache.get(sha256, build)
     return cache.get_within(sha256, build, wait_s)
+
+
+def open_index(
+    storage: PdfStorage,
+    cache: IndexCache,
+    source_path: str,
+    sha256: str,
+    wait_s: float | None = None,
+) -> DocumentIndex:
+    """Blocking: the text index of a stored document's PDF. The file is checked against the
+    ingested hash on every call, cached index or not (raises PdfMissing or PdfChanged).
+    ``wait_s``: how long a build may keep the caller (IndexPending past it, the build going on);
+    None waits for it (ingest, warm-up)."""
+    storage.verify(source_path, sha256)
+    name = PurePosixPath(source_path).name
+    return cached_index(
+        storage.workers,
+        cache,
+        lambda: storage.read_verified(source_path, sha256),
+        sha256,
+        name,
+        wait_s,
+    )
+
+
+def index_or_refuse(
+    storage: PdfStorage, cache: IndexCache, source_path: str, sha256: str
+) -> DocumentIndex:
+    """Blocking: ``open_index`` for ingest, where a PDF that cannot be indexed is refused with a
+    reason (BadRequest) rather than stored and never highlightable."""
+    try:
+        return open_index(storage, cache, source_path, sha256)
+    except AppError:
+        raise
+    except Exception as exc:
+        log.warning("cannot index %s", source_path, exc_info=True)
+        raise UnreadablePdf(
+            f"{source_path.rsplit('/', 1)[-1]} cannot be indexed ({type(exc).__name__}: {exc})"
+        ) from exc

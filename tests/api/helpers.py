@@ -11,8 +11,8 @@ from typing import Any
 import pymupdf
 from rapidfuzz import fuzz
 
-from app.cli import ingest_into_database
 from app.core.config import Settings
+from app.services import ingest_file
 
 SAMPLE_ID = "sample"
 CHUNK_MAIN = f"{SAMPLE_ID}-c0000"  # pages 1-2: the water bill debate and the road motion
@@ -21,7 +21,7 @@ CHUNK_LIGATURES = f"{SAMPLE_ID}-c0001"  # page 2: the finance paragraph with fi/
 
 async def ingest_sample(settings: Settings) -> dict[str, Any]:
     pdf = settings.pdf_root / "sample" / "sample-assembly.pdf"
-    return await ingest_into_database(settings, pdf, SAMPLE_ID)
+    return await ingest_file(settings, pdf, SAMPLE_ID)
 
 
 def text_under(pdf: Path, rects: list[dict[str, Any]]) -> str:

@@ -121,10 +121,10 @@ async def test_ingest_is_idempotent(database_url: str, pdf_root: Path) -> None:
 async def test_ingest_from_outside_the_root_copies_by_content(
     database_url: str, pdf_root: Path, sample_pdf: Path
 ) -> None:
-    from app.cli import ingest_into_database
+    from app.services import ingest_file
 
     settings = make_settings(database_url, pdf_root)
-    result = await ingest_into_database(settings, sample_pdf, None)
+    result = await ingest_file(settings, sample_pdf, None)
     assert result["document_id"] == "sample-assembly"
     stored = pdf_root / str(result["source_path"])
     assert stored.read_bytes() == sample_pdf.read_bytes()

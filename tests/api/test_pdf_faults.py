@@ -117,7 +117,7 @@ async def test_rects_are_in_the_displayed_frame_of_a_rotated_page(
 async def test_encrypted_pdf_is_refused_at_put_and_ingest(
     database_url: str, pdf_root: Path, sample_pdf: Path
 ) -> None:
-    from app.cli import ingest_into_database
+    from app.services import ingest_file
 
     write_encrypted_pdf(sample_pdf, pdf_root / "locked.pdf")
     chunk = {"id": "l1", "text": "The House met.", "page_start": 1, "page_end": 1}
@@ -132,4 +132,4 @@ async def test_encrypted_pdf_is_refused_at_put_and_ingest(
         assert str(pdf_root) not in message
         assert (await client.get("/v2/documents/locked")).status_code == 404
     with pytest.raises(BadRequest, match="encrypted with a user password"):
-        await ingest_into_database(settings, pdf_root / "locked.pdf", "locked")
+        await ingest_file(settings, pdf_root / "locked.pdf", "locked")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import ingest_into_database
 from app.core.errors import BadRequest
+from app.services import ingest_file
 from tests.api.test_highlights import batch
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.live import ingest_refusal
@@ -54,7 +54,7 @@ async def test_a_pdf_that_cannot_be_indexed_is_refused_at_put_and_ingest(
         assert why in response.json()["error"]["message"]
         assert (await client.get("/v2/documents/broken")).status_code == 404
     with pytest.raises(BadRequest, match=why):
-        await ingest_into_database(settings, pdf, "broken")
+        await ingest_file(settings, pdf, "broken")
 
 
 @pytest.mark.slow
@@ -71,7 +71,7 @@ async def test_control_characters_in_pdf_text_are_cleaned_where_the_text_is_extr
 ) -> None:
     pdf = write_control_chars_pdf(pdf_root / "form.pdf")
     settings = make_settings(database_url, pdf_root)
-    ingested = await ingest_into_database(settings, pdf, "form")
+    ingested = await ingest_file(settings, pdf, "form")
     async with app_client(settings) as client:
         document = (await client.get("/v2/documents/form?include_text=true")).json()
         assert document["title"].startswith("Form")

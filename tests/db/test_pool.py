@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from app.api.deps import AppState
 from app.main import create_app
+from app.services import Services
 from tests.fixtures.app import make_settings
 
 
@@ -18,7 +18,7 @@ async def test_the_pool_keeps_its_size_and_closes_a_bursts_extra_connections(
 ) -> None:
     app = create_app(make_settings(database_url, pdf_root, db_pool_size=3, db_max_overflow=2))
     async with app.router.lifespan_context(app):
-        state: AppState = app.state.services
+        state: Services = app.state.services
         pool = state.engine.pool
         burst = [await state.engine.connect() for _ in range(5)]
         for connection in burst:

@@ -13,9 +13,10 @@ from sqlalchemy import select
 from app.core.config import Settings
 from app.db.session import create_engine, create_session_factory, dispose_engine, transaction
 from app.documents.schemas import ChunkIn, DocumentUpsert
-from app.documents.service import put_document
+from app.documents.service import DocumentService
 from app.highlights.models import StoredHighlight
 from app.highlights.stored import forget_other_content
+from app.pdfs.index_cache import IndexCache
 from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import PdfWorkers
 from tests.fixtures.app import app_client, make_settings
@@ -81,7 +82,8 @@ async def _upsert_only(settings: Settings, source: str) -> None:
     try:
         storage = PdfStorage(settings.pdf_root, PdfWorkers(None))
         body = DocumentUpsert(source_path=source, chunks=[chunk])
-        await put_document(create_session_factory(engine), storage, "ferry", body)
+        documents = DocumentService(create_session_factory(engine), storage, IndexCache())
+        await documents.put("ferry", body)
     finally:
         await dispose_engine(engine)
 

@@ -22,15 +22,22 @@ from app.pdfs.index_cache import IndexCache, blob_name
 from app.pdfs.index_codec import decode_index, encode_index
 from app.pdfs.locate_cli import run
 from app.pdfs.storage import sha256_of_file
-
-from tests.alignment.conftest import REPEATED, sample_index, sample_pdf  # noqa: F401
+from tests.alignment.conftest import REPEATED, make_sample_pdf
 from tests.pdfs.test_index_codec import assert_same_index
 
-# sample_pdf and sample_index above are the locator's layout PDF (tests/alignment/conftest.py),
-# imported as fixtures: they replace the service's sample PDF of tests/conftest.py here.
+
+@pytest.fixture(scope="module")
+def layout_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The locator's layout PDF (tests/alignment/conftest.py), with its repeated sentence."""
+    return make_sample_pdf(tmp_path_factory.mktemp("layout") / "sample.pdf")
 
 
-def test_cli_answers_every_line(sample_pdf: Path) -> None:
+@pytest.fixture(scope="module")
+def layout_index(layout_pdf: Path) -> DocumentIndex:
+    return build_index(layout_pdf)
+
+
+def test_cli_answers_every_line(layout_pdf: Path) -> None:
     lines = [
         json.dumps({"id": 1, "quote": REPEATED, "pages": [3, 4]}),
         "not json",
@@ -40,7 +47,7 @@ def test_cli_answers_every_line(sample_pdf: Path) -> None:
         json.dumps({"id": 4, "quote": "Nothing like this appears anywhere in the sample file."}),
     ]
     stdout = io.StringIO()
-    assert run(sample_pdf, io.StringIO("\n".join(lines) + "\n"), stdout) == 0
+    assert run(layout_pdf, io.StringIO("\n".join(lines) + "\n"), stdout) == 0
     out = [json.loads(line) for line in stdout.getvalue().splitlines()]
     assert [o["status"] for o in out] == ["found", "error", "error", "error", "no_match"]
     assert [o["id"] for o in out] == [1, None, "x", 3, 4]
@@ -56,11 +63,11 @@ def test_cli_missing_pdf(tmp_path: Path) -> None:
     assert run(tmp_path / "missing.pdf", io.StringIO(""), io.StringIO()) == 1
 
 
-def test_index_pickles_for_the_worker_processes(sample_index: DocumentIndex) -> None:
+def test_index_pickles_for_the_worker_processes(layout_index: DocumentIndex) -> None:
     """PDF workers hand the built index back through pebble, which pickles it over a pipe
     between the service's own processes (the cache itself never reads a pickle)."""
-    clone = pickle.loads(pickle.dumps(sample_index))
-    assert locate(clone, REPEATED) == locate(sample_index, REPEATED)
+    clone = pickle.loads(pickle.dumps(layout_index))
+    assert locate(clone, REPEATED) == locate(layout_index, REPEATED)
 
 
 class Builds:
@@ -103,9 +110,9 @@ class BrokenBlobs:
         raise ConnectionError("store unreachable")
 
 
-def test_cache_memory_and_disk(sample_pdf: Path, tmp_path: Path) -> None:
-    build = Builds(sample_pdf)
-    sha = sha256_of_file(sample_pdf)
+def test_cache_memory_and_disk(layout_pdf: Path, tmp_path: Path) -> None:
+    build = Builds(layout_pdf)
+    sha = sha256_of_file(layout_pdf)
     cache = IndexCache(cache_dir=tmp_path, max_entries=2)
     first = cache.get(sha, build)
     assert cache.get(sha, build) is first
@@ -120,24 +127,24 @@ def test_cache_memory_and_disk(sample_pdf: Path, tmp_path: Path) -> None:
     assert build.count == 2
 
 
-def test_builds_are_timed(sample_pdf: Path) -> None:
+def test_builds_are_timed(layout_pdf: Path) -> None:
     seconds: list[float] = []
     cache = IndexCache(on_build=seconds.append)
-    sha = sha256_of_file(sample_pdf)
-    cache.get(sha, Builds(sample_pdf))
-    cache.get(sha, Builds(sample_pdf))
+    sha = sha256_of_file(layout_pdf)
+    cache.get(sha, Builds(layout_pdf))
+    cache.get(sha, Builds(layout_pdf))
     assert len(seconds) == 1
     assert seconds[0] > 0
 
 
-def test_shared_blob_spares_a_new_replica_the_build(sample_pdf: Path, tmp_path: Path) -> None:
-    store, sha = MemoryBlobs(), sha256_of_file(sample_pdf)
-    first = Builds(sample_pdf)
+def test_shared_blob_spares_a_new_replica_the_build(layout_pdf: Path, tmp_path: Path) -> None:
+    store, sha = MemoryBlobs(), sha256_of_file(layout_pdf)
+    first = Builds(layout_pdf)
     built = IndexCache(tmp_path / "one", shared=store).get(sha, first)
     assert first.count == 1
     assert list(store.blobs) == [blob_name(sha)]
     # Another replica: its own empty folder, the same store.
-    second = Builds(sample_pdf)
+    second = Builds(layout_pdf)
     fetched = IndexCache(tmp_path / "two", shared=store).get(sha, second)
     assert second.count == 0
     assert_same_index(built, fetched)
@@ -149,11 +156,11 @@ def test_shared_blob_spares_a_new_replica_the_build(sample_pdf: Path, tmp_path: 
 
 
 def test_bad_shared_blob_is_rebuilt_and_replaced(
-    sample_pdf: Path, caplog: pytest.LogCaptureFixture
+    layout_pdf: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store, sha = MemoryBlobs(), sha256_of_file(sample_pdf)
+    store, sha = MemoryBlobs(), sha256_of_file(layout_pdf)
     store.blobs[blob_name(sha)] = b"HLINDEX\x00 but not really"
-    build = Builds(sample_pdf)
+    build = Builds(layout_pdf)
     with caplog.at_level(logging.WARNING, logger="app.alignment.index"):
         IndexCache(shared=store).get(sha, build)
     assert build.count == 1
@@ -162,25 +169,25 @@ def test_bad_shared_blob_is_rebuilt_and_replaced(
     assert record.getMessage().startswith(f"shared index {blob_name(sha)} is unusable")
 
 
-def test_store_down_costs_a_build_not_the_request(sample_pdf: Path, tmp_path: Path) -> None:
-    build = Builds(sample_pdf)
-    index = IndexCache(tmp_path, shared=BrokenBlobs()).get(sha256_of_file(sample_pdf), build)
+def test_store_down_costs_a_build_not_the_request(layout_pdf: Path, tmp_path: Path) -> None:
+    build = Builds(layout_pdf)
+    index = IndexCache(tmp_path, shared=BrokenBlobs()).get(sha256_of_file(layout_pdf), build)
     assert (index.page_count, build.count) == (4, 1)
     assert len(list(tmp_path.glob("*.idx"))) == 1
 
 
 def test_planted_pickle_is_never_run(
-    sample_pdf: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    layout_pdf: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A pickle under the cache's name that would create a file when loaded: it is not loaded,
     and a real index takes its place."""
     marker = tmp_path / "owned"
     payload = pickle.dumps(Planted(marker))
-    sha = sha256_of_file(sample_pdf)
+    sha = sha256_of_file(layout_pdf)
     cache_dir = tmp_path / "cache"
     cache_dir.mkdir()
     (cache_dir / blob_name(sha)).write_bytes(payload)
-    build = Builds(sample_pdf)
+    build = Builds(layout_pdf)
     with caplog.at_level(logging.WARNING, logger="app.alignment.index"):
         index = IndexCache(cache_dir).get(sha, build)
     assert not marker.exists()
@@ -192,10 +199,10 @@ def test_planted_pickle_is_never_run(
     assert marker.exists()
 
 
-def test_planted_fifo_does_not_hang_the_reader(sample_pdf: Path, tmp_path: Path) -> None:
-    sha = sha256_of_file(sample_pdf)
+def test_planted_fifo_does_not_hang_the_reader(layout_pdf: Path, tmp_path: Path) -> None:
+    sha = sha256_of_file(layout_pdf)
     os.mkfifo(tmp_path / blob_name(sha))
-    build = Builds(sample_pdf)
+    build = Builds(layout_pdf)
     found: list[DocumentIndex] = []
     reader = threading.Thread(target=lambda: found.append(IndexCache(tmp_path).get(sha, build)))
     reader.start()
@@ -218,14 +225,14 @@ class Planted:
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_any_damaged_file_is_rebuilt(
-    sample_pdf: Path,
-    sample_index: DocumentIndex,
+    layout_pdf: Path,
+    layout_index: DocumentIndex,
     tmp_path_factory: pytest.TempPathFactory,
     data: st.DataObject,
 ) -> None:
     """Random bytes, a truncated blob, a flipped byte: a miss, rebuilt, and the file replaced."""
-    sha = sha256_of_file(sample_pdf)
-    blob = encode_index(sample_index)
+    sha = sha256_of_file(layout_pdf)
+    blob = encode_index(layout_index)
     damaged = data.draw(
         st.one_of(
             st.binary(max_size=256),
@@ -239,13 +246,13 @@ def test_any_damaged_file_is_rebuilt(
     )
     cache_dir = tmp_path_factory.mktemp("damaged")
     (cache_dir / blob_name(sha)).write_bytes(damaged)
-    build = Builds(sample_pdf)
+    build = Builds(layout_pdf)
     assert IndexCache(cache_dir).get(sha, build).page_count == 4
     assert build.count == 1
     assert (cache_dir / blob_name(sha)).read_bytes() == blob
 
 
-def test_keys_that_are_not_digests_name_no_file(sample_pdf: Path, tmp_path: Path) -> None:
+def test_keys_that_are_not_digests_name_no_file(layout_pdf: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a hex SHA-256"):
-        IndexCache(tmp_path).get("../../etc/passwd", Builds(sample_pdf))
-    assert IndexCache().get("any key in memory", Builds(sample_pdf)).page_count == 4
+        IndexCache(tmp_path).get("../../etc/passwd", Builds(layout_pdf))
+    assert IndexCache().get("any key in memory", Builds(layout_pdf)).page_count == 4

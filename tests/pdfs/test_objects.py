@@ -13,12 +13,12 @@ from pathlib import Path, PurePosixPath
 import pytest
 from obstore.store import S3Store
 
-from app.cli import ingest_into_database
 from app.core.config import ConfigurationError, Settings
 from app.pdfs.backends import build_storage
 from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing
 from app.pdfs.object_store import INDEX_PREFIX, ObjectBlobs
 from app.pdfs.objects import ObjectPdfStorage
+from app.services import ingest_file
 from tests.fixtures.live import free_port
 from tests.fixtures.pdfs import write_text_pdf
 from tests.fixtures.s3 import S3Bucket
@@ -222,7 +222,7 @@ async def test_cli_ingest_stores_the_pdf_and_its_index_in_the_object_store(
         storage_cache_dir=tmp_path / "cache",
         index_cache_dir=None,
     )
-    result = await ingest_into_database(settings, sample_pdf, "sample")
+    result = await ingest_file(settings, sample_pdf, "sample")
     sha = hashlib.sha256(sample_pdf.read_bytes()).hexdigest()
     assert result["source_path"] == f"ingested/{sha}.pdf"
     store = s3_bucket.store()
