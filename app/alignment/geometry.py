@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.alignment.index import NO_LINE, DocumentIndex
+from app.alignment.index import DocumentIndex
+from app.alignment.layout import NO_LINE
 
 # Within one extracted "line", a horizontal jump wider than this many line heights means the
 # line really spans separate regions (table cells, a column gutter PyMuPDF merged): split there.

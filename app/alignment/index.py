@@ -23,7 +23,6 @@ from app.alignment.text import Normalized
 # changes: blobs are named by it, so stale ones are never read.
 INDEX_VERSION = 8
 
-NO_LINE = -1
 # Tesseract word confidence (0-100) at or above which OCR is taken as read correctly.
 CONFIDENT = 90
 # More characters than this on one page is not text a reader reads (a dense page of small print
@@ -100,6 +99,16 @@ class DocumentIndex:
 
     def has_text(self, page: int) -> bool:
         return self.norm_page_start[page - 1] < self.norm_page_start[page]
+
+    def text_pages(self, pages: tuple[int, int] | None) -> tuple[int, int] | None:
+        """``pages`` clamped to the document (``clamp_pages``), or None when none of them has
+        text to search (a scan without a text layer, a blank page)."""
+        if self.page_count == 0:
+            return None
+        first, last = self.clamp_pages(pages)
+        if not any(self.has_text(page) for page in range(first, last + 1)):
+            return None
+        return first, last
 
     def page_of_char(self, char_index: int) -> int:
         """1-based page holding source character ``char_index``."""

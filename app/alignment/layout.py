@@ -11,7 +11,9 @@ from array import array
 from dataclasses import dataclass
 
 SPLIT_GAP = 1.5
-NO_LINE = -1  # as in index.py (imported there from here would be circular)
+# The line number of the synthetic break after each line in ``DocumentIndex.lines``. Defined here,
+# the lowest module that reads it (index.py imports this one through readings.py).
+NO_LINE = -1
 
 
 @dataclass(frozen=True, slots=True)

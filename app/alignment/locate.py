@@ -325,11 +325,10 @@ def _locate(
     index: DocumentIndex, quote: str, pages: tuple[int, int] | None, chunk: ChunkHint | None
 ) -> LocateResult:
     # Everything here works in the text frame, where lines are horizontal.
-    if index.page_count == 0:
+    searched = index.text_pages(pages)
+    if searched is None:
         return _NO_TEXT
-    first, last = index.clamp_pages(pages)
-    if not any(index.has_text(page) for page in range(first, last + 1)):
-        return _NO_TEXT
+    first, last = searched
     parts = split_elision(quote)
     at = _Search(*index.norm_range(first, last), chunk)
     best, top = _find(index, parts, replace(at, verbatim=quote if len(parts) == 1 else ""))

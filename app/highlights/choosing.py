@@ -25,7 +25,7 @@ from app.core import metrics, tracing
 from app.highlights.cited import Choice
 from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
-from app.highlights.schemas import HighlightBatchRequest, Reason
+from app.highlights.schemas import HighlightBatchRequest, Method, Reason
 from app.llm.client import Completion, StructuredClient
 from app.llm.errors import (
     LLMError,
@@ -52,7 +52,7 @@ LLM_SCORES = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 
 @dataclass
 class Chosen:
-    method: str = "llm"
+    method: Method = "llm"
     tier: str | None = None
     per_chunk: dict[str, Choice] = field(default_factory=dict)
     # Says more than the reason's standard message (the deadline, a shutdown).

@@ -90,13 +90,13 @@ def _open(
 
 
 def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
-    first, last = index.clamp_pages(job.pages)
-    if not any(index.has_text(p) for p in range(first, last + 1)):
+    pages = index.text_pages(job.pages)
+    if pages is None:
         return ChunkLocation(error=Reason.no_text_layer)
     location = ChunkLocation()
     for sentence in job.sentences:
         hint = ChunkHint(job.chunk_text, sentence.start) if job.chunk_text else None
-        found = locate(index, sentence.text, (first, last), hint)
+        found = locate(index, sentence.text, pages, hint)
         if found.status != "found" or found.page is None:
             location.unlocated += 1
             continue

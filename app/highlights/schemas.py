@@ -16,6 +16,10 @@ MAX_CITATIONS = 50
 MARKER_MAX = 64
 
 
+# How a batch chose its sentences: by the LLM, or by word overlap (no LLM, or it failed).
+Method = Literal["llm", "lexical"]
+
+
 class CitationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -235,7 +239,7 @@ class HighlightBatchResponse(BaseModel):
     status: Literal["complete", "partial", "fallback"] = Field(
         description="complete: every citation highlighted; partial: some; fallback: none."
     )
-    method: Literal["llm", "lexical"]
+    method: Method
     llm_tier: str | None = Field(description="Which structured-output tier served the LLM call.")
     results: list[CitationResult]
 
@@ -255,7 +259,7 @@ class BatchSummary(BaseModel):
     """Data of the ``summary`` event, the last event of POST /v2/highlights/stream."""
 
     status: Literal["complete", "partial", "fallback"]
-    method: Literal["llm", "lexical"]
+    method: Method
     llm_tier: str | None
     total: int
     highlighted: int

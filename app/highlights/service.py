@@ -322,7 +322,7 @@ class HighlightService:
         ]
         response = HighlightBatchResponse(
             status=batch_status(results),
-            method="llm" if chosen.method == "llm" else "lexical",
+            method=chosen.method,
             llm_tier=chosen.tier,
             results=results,
         )

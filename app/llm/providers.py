@@ -55,9 +55,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.core.config import ALL_TIERS, LLMTier
 from app.llm.schema import JSON, OPENAI_ENUM_BUDGET, inline_refs, portable
 
-Tier = Literal["json_schema", "structured_outputs", "prompted"]
 Variant = Literal["full", "strict", "basic"]
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
 ReasoningEffort = Literal["auto", "off", "none", "minimal", "low", "medium", "high"]
@@ -67,7 +67,7 @@ EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high")
 
 @dataclass(frozen=True)
 class Strategy:
-    tier: Tier
+    tier: LLMTier
     variant: Variant = "full"
     enum_budget: int | None = None
 
@@ -126,7 +126,7 @@ _STRATEGIES: dict[str, tuple[Strategy, ...]] = {
 def build_profile(
     provider: str,
     *,
-    tiers: Sequence[Tier] = ("json_schema", "structured_outputs", "prompted"),
+    tiers: Sequence[LLMTier] = tuple(ALL_TIERS),
     chat_template_kwargs: dict[str, Any] | None = None,
     reasoning_effort: ReasoningEffort = "auto",
 ) -> ProviderProfile:

@@ -15,7 +15,8 @@ import pymupdf
 
 from app.alignment.furniture import LineBox, find_furniture
 from app.alignment.grams import GramTable
-from app.alignment.index import NO_LINE, DocumentIndex, PageTooDense
+from app.alignment.index import DocumentIndex, PageTooDense
+from app.alignment.layout import NO_LINE
 from app.alignment.margins import (
     MarginNumber,
     NumberCandidate,

@@ -52,6 +52,22 @@ async def test_put_is_idempotent_and_replaces_chunks(database_url: str, pdf_root
         assert pdf.content == (pdf_root / SOURCE).read_bytes()
 
 
+async def test_a_documents_pdf_url_is_under_the_public_base_url(
+    database_url: str, pdf_root: Path
+) -> None:
+    """Behind a proxy that mounts the service under a path, the document's own PDF link says
+    that path, as the batch results' links do (it was built by hand and left it out)."""
+    base = "https://chat.example.org/highlights"
+    settings = make_settings(database_url, pdf_root, public_base_url=base)
+    async with app_client(settings) as client:
+        put = await client.put("/v2/documents/d", json=body())
+        assert put.json()["pdf_url"] == f"{base}/v2/documents/d/pdf"
+        got = await client.get("/v2/documents/d")
+        assert got.json()["pdf_url"] == f"{base}/v2/documents/d/pdf"
+    async with app_client(make_settings(database_url, pdf_root)) as client:
+        assert (await client.get("/v2/documents/d")).json()["pdf_url"] == "/v2/documents/d/pdf"
+
+
 @pytest.mark.parametrize(
     ("overrides", "status", "fragment"),
     [
