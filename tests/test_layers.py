@@ -83,3 +83,19 @@ def test_io_in_a_pure_package_breaks_them(
     result = _lint(_with_line(tmp_path, module, line))
     assert result.returncode != 0, result.stdout
     assert breach in result.stdout, result.stdout
+
+
+def test_routes_take_the_parts_they_use() -> None:
+    """Routes get their part of the service (HighlightsDep, DocumentsDep, ...) from
+    app/api/deps.py, never the whole app state: only deps.py, and routing.py's raw-body guard
+    (which runs before FastAPI solves dependencies), reach into ``app.state``."""
+    reaching = [
+        path.name
+        for path in sorted((ROOT / "app" / "api").glob("*.py"))
+        if path.name not in {"deps.py", "routing.py"}
+        and any(
+            word in path.read_text()
+            for word in ("get_services", "app.state", "Services", "StateDep", "SessionDep")
+        )
+    ]
+    assert reaching == []

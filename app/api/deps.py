@@ -5,7 +5,7 @@ sees 200 for a write that was lost."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -22,54 +22,31 @@ from app.highlights.stored import StoredHighlights
 from app.pdfs.storage import PdfStorage
 from app.services import Services
 
+T = TypeVar("T")
+
 
 def get_services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
 
-# async: FastAPI runs a plain def dependency in its thread pool, a thread hop per request.
-async def _settings(request: Request) -> Settings:
-    return get_services(request).settings
+def _part(get: Callable[[Services], T]) -> Callable[[Request], Awaitable[T]]:
+    # async: FastAPI runs a plain def dependency in its thread pool, a thread hop per request.
+    async def dependency(request: Request) -> T:
+        return get(get_services(request))
 
-
-async def _tokens(request: Request) -> TokenRegistry:
-    return get_services(request).tokens
-
-
-async def _links(request: Request) -> PdfLinks:
-    return get_services(request).links
-
-
-async def _documents(request: Request) -> DocumentService:
-    return get_services(request).documents
-
-
-async def _highlights(request: Request) -> HighlightService:
-    return get_services(request).highlights
-
-
-async def _stored(request: Request) -> StoredHighlights:
-    return get_services(request).stored
-
-
-async def _engine(request: Request) -> AsyncEngine:
-    return get_services(request).engine
-
-
-async def _storage(request: Request) -> PdfStorage:
-    return get_services(request).storage
+    return dependency
 
 
 # What a route may ask for: each the one part it uses, never the whole of Services.
-SettingsDep = Annotated[Settings, Depends(_settings)]
-TokensDep = Annotated[TokenRegistry, Depends(_tokens)]
-LinksDep = Annotated[PdfLinks, Depends(_links)]
-DocumentsDep = Annotated[DocumentService, Depends(_documents)]
-HighlightsDep = Annotated[HighlightService, Depends(_highlights)]
-StoredDep = Annotated[StoredHighlights, Depends(_stored)]
-EngineDep = Annotated[AsyncEngine, Depends(_engine)]
-StorageDep = Annotated[PdfStorage, Depends(_storage)]
+SettingsDep = Annotated[Settings, Depends(_part(lambda s: s.settings))]
+TokensDep = Annotated[TokenRegistry, Depends(_part(lambda s: s.tokens))]
+LinksDep = Annotated[PdfLinks, Depends(_part(lambda s: s.links))]
+DocumentsDep = Annotated[DocumentService, Depends(_part(lambda s: s.documents))]
+HighlightsDep = Annotated[HighlightService, Depends(_part(lambda s: s.highlights))]
+StoredDep = Annotated[StoredHighlights, Depends(_part(lambda s: s.stored))]
+EngineDep = Annotated[AsyncEngine, Depends(_part(lambda s: s.engine))]
+StorageDep = Annotated[PdfStorage, Depends(_part(lambda s: s.storage))]
 
 # The auth dependencies below are attached by create_app only when tokens are configured, so the
 # OpenAPI document of a deployment says whether it needs a token (and the demo's does not).
