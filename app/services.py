@@ -19,7 +19,8 @@ from app.core.security import TokenRegistry
 from app.db.session import create_engine, create_session_factory, dispose_engine
 from app.documents.links import PdfLinks
 from app.documents.service import DocumentService
-from app.highlights.service import HighlightService, Limits
+from app.highlights.limits import Limits
+from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
 from app.llm.client import StructuredClient
 from app.llm.providers import build_profile

@@ -19,14 +19,13 @@ import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core import tracing
-from app.core.config import Settings
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
 from app.documents.links import PdfLinks
@@ -43,6 +42,7 @@ from app.highlights.cited import (
 )
 from app.highlights.claims import CitationClaims, citation_claims, wanted_claims
 from app.highlights.errors import BatchTooLarge
+from app.highlights.limits import Limits
 from app.highlights.locating import locate_chunks
 from app.highlights.results import batch_status, not_found, with_links
 from app.highlights.schemas import (
@@ -65,30 +65,6 @@ log = logging.getLogger(__name__)
 PRUNE_EVERY_S = 600.0
 # Storing a batch's highlights is tried again after a deadlock or serialization failure.
 STORE_ATTEMPTS = 4
-
-
-@dataclass(frozen=True)
-class Limits:
-    """A batch's limits, all from ``Settings`` (``from_settings``; no defaults restated here, so
-    a limit added to the settings and forgotten here fails to type-check instead of running on
-    a default)."""
-
-    max_citations: int
-    max_query_chars: int
-    max_answer_chars: int
-    max_sentences_per_chunk: int
-    max_highlights_per_chunk: int
-    batch_deadline_s: float
-    result_cache_ttl_s: float
-    # LLM calls in flight at once from this process, and how long a batch waits for a slot.
-    llm_max_in_flight: int
-    llm_queue_timeout_s: float
-    # How long a PDF whose index is being built (OCR) may hold a batch.
-    index_wait_s: float
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
-        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
