@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.alignment.index import build_index  # noqa: E402
+from app.pdfs.extract import build_index  # noqa: E402
 from app.pdfs.index_codec import decode_index, encode_index  # noqa: E402
 from app.pdfs.sample import write_sample_pdf  # noqa: E402
 

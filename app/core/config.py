@@ -84,7 +84,7 @@ class Settings(BaseSettings):
 
     # PyMuPDF work on PDFs (page check, chunking, text index, previews) runs in this many
     # worker processes, each job within this memory and time; a PDF over either gets
-    # pdf_too_complex instead of taking the service with it (documents/workers.py).
+    # pdf_too_complex instead of taking the service with it (pdfs/workers.py).
     pdf_workers: int = Field(default=2, ge=1, le=64)
     pdf_worker_memory_mb: int = Field(default=2048, ge=256)
     pdf_job_timeout_s: float = Field(default=60.0, gt=0)

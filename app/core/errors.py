@@ -3,25 +3,27 @@ errors become HTTP.
 
     AppError (500)
      ├── BadRequest (422)            input that passed schema validation but is still unusable
-     │    ├── InvalidDocumentId, InvalidChunks, InvalidSourcePath, UnreadablePdf
-     │    ├── InvalidUpload, UploadHashMismatch
-     │    ├── PdfTooComplex          code pdf_too_complex     (all seven: documents/errors.py)
+     │    ├── InvalidDocumentId, InvalidChunks                (documents/errors.py)
+     │    ├── InvalidUpload, UploadHashMismatch               (documents/errors.py)
+     │    ├── InvalidSourcePath, UnreadablePdf                (pdfs/errors.py)
+     │    ├── PdfTooComplex          code pdf_too_complex     (pdfs/errors.py)
      │    └── BatchTooLarge, PageNotRendered                  (highlights/errors.py)
      ├── Unauthorized (401)          no or unknown bearer token
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
-     │    ├── DocumentNotFound, PdfMissing                     (documents/errors.py)
+     │    ├── DocumentNotFound                                 (documents/errors.py)
+     │    ├── PdfMissing                                       (pdfs/errors.py)
      │    └── HighlightNotFound, PageNotFound                  (highlights/errors.py)
      ├── Conflict (409)
      │    ├── WriteConflict          two requests raced for the same rows; writers retry it
      │    ├── ChunkIdsTaken                                    (documents/errors.py)
-     │    └── PdfChanged             code pdf_changed          (documents/errors.py)
+     │    └── PdfChanged             code pdf_changed          (pdfs/errors.py)
      ├── PayloadTooLarge (413)
      ├── UnsupportedMediaType (415)  a raw body sent as another type than the route takes
      ├── RangeNotInFile (416)        code range_not_satisfiable (api/pdf_response.py)
      ├── UpstreamError (502)         an external system failed
      │    ├── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
-     │    └── StorageUnavailable     the PDFs' object store                (documents/errors.py)
+     │    └── StorageUnavailable     the PDFs' object store                (pdfs/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
 

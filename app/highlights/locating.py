@@ -1,7 +1,7 @@
 """Blocking step of the batch: open each PDF's text index once and place the chosen sentences.
 
 Runs in a worker thread (rapidfuzz would stall the event loop); an index is built by PyMuPDF in
-the bounded PDF workers (documents/workers.py), so a hostile PDF costs one worker a job's limits
+the bounded PDF workers (pdfs/workers.py), so a hostile PDF costs one worker a job's limits
 and its citations the reason ``pdf_too_complex``, and is then refused at once.
 """
 

@@ -1,6 +1,6 @@
 """Page preview images: one PDF page rendered with highlights drawn on it, for chat UIs that show
 a thumbnail instead of a viewer. Blocking (PyMuPDF): run it in the bounded PDF workers
-(documents/workers.py), where a content bomb costs one job's limits, not the service.
+(pdfs/workers.py), where a content bomb costs one job's limits, not the service.
 
 The scale asked for is lowered when the image would have more than ``max_pixels`` pixels: a page
 can be 200 inches wide (14,400 points), 207 million pixels at scale 1.

@@ -1,7 +1,7 @@
 """The obstore side of the object-store backend: a store opened from
 ``HIGHLIGHT_STORAGE_URL`` (with bounded timeouts and retries), obstore's errors in one line
 without URLs, paths or secrets, and the index blobs replicas share (``index/<name>``).
-``documents/objects.py`` builds the PDF storage on it.
+``objects.py`` builds the PDF storage on it.
 """
 
 from __future__ import annotations

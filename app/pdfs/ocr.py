@@ -10,7 +10,7 @@ frame, in PDF points, like every other page's. Tesseract gives word boxes; a wor
 share its box in proportion to their count, which is as exact as a sentence's start and end need
 (they fall on word boundaries).
 
-Blocking, and each page is one job of the bounded PDF workers (``documents/indexing.py``), so a
+Blocking, and each page is one job of the bounded PDF workers (``indexing.py``), so a
 page that takes Tesseract too long costs that page, not the document. Tesseract runs as a child
 process with one thread: the workers are the parallelism, and the worker's memory limit is
 inherited.

@@ -11,7 +11,7 @@ Errors raised here are ``AppError`` subclasses; callers that answer per citation
 ``PdfMissing`` and ``PdfChanged`` into the reasons ``pdf_unavailable`` and ``pdf_changed``.
 
 ``PdfStorage`` is the local-folder backend (``HIGHLIGHT_STORAGE_URL`` empty, the default);
-``documents/objects.py`` holds the object-store backend (S3-compatible, or obstore's local and
+``objects.py`` holds the object-store backend (S3-compatible, or obstore's local and
 memory stores), a subclass with the same surface. ``build_storage`` picks one from the settings.
 """
 

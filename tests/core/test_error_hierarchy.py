@@ -61,3 +61,21 @@ def test_the_drawing_is_the_hierarchy() -> None:
     )
     for name, parent in drawn.items():
         assert classes[name].__mro__[1].__name__ == parent, f"{name} is drawn under {parent}"
+
+
+_HOME = re.compile(r"\((?P<package>\w+)/errors\.py\)")
+
+
+def test_each_drawn_class_lives_where_the_drawing_says() -> None:
+    """A line that names its file ("(pdfs/errors.py)") names the module its classes are in."""
+    classes = {cls.__name__: cls for cls in _app_errors()}
+    homes = 0
+    for line in (core_errors.__doc__ or "").splitlines():
+        branch, home = _BRANCH.match(line), _HOME.search(line)
+        if branch is None or home is None:
+            continue
+        for name in branch["names"].split(", "):
+            homes += 1
+            module = f"app.{home['package']}.errors"
+            assert classes[name].__module__ == module, f"{name} is in {classes[name].__module__}"
+    assert homes >= 10
