@@ -1,6 +1,6 @@
 """The README's run command, as a user runs it: `highlight-service demo` in a fresh folder, then
-the README's example request over real HTTP; and the README's example is that request and the
-answer the service gives it."""
+the README's example request over real HTTP; and the README's example (and docs/api.md's, in
+full) is that request and the answer the service gives it."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tests.fixtures.live import LiveService, live_service, poll
 pytestmark = pytest.mark.slow
 
 README = PROJECT_ROOT / "README.md"
+API_DOC = PROJECT_ROOT / "docs" / "api.md"
 EXAMPLES = PROJECT_ROOT / "frontend-contract" / "examples"
 READY = "highlight-service ready on "
 
@@ -72,13 +73,31 @@ def json_blocks(section: str) -> list[str]:
 
 
 def test_the_readme_example_is_the_request_the_curl_sends_and_its_answer() -> None:
-    """The README shows the file its curl sends and the answer recorded from the service
-    (tests/test_contract.py checks that recording against a live answer), pretty-printed as
-    the README's `python3 -m json.tool` prints it."""
+    """The README shows the file its curl sends and an excerpt of the answer recorded from the
+    service; docs/api.md shows both whole (tests/test_contract.py checks that recording against
+    a live answer), pretty-printed as the README's `python3 -m json.tool` prints it."""
     text = README.read_text()
     assert "-d @frontend-contract/examples/batch-request.json | python3 -m json.tool" in text
-    section = text[text.index("### The example request") :]
-    request, response = json_blocks(section)[:2]
-    assert json.loads(request) == json.loads((EXAMPLES / "batch-request.json").read_text())
+    section = text[text.index("## The example") :]
+    request_file = json.loads((EXAMPLES / "batch-request.json").read_text())
     recorded = json.loads((EXAMPLES / "batch-response.json").read_text())
+    printed = json.dumps(recorded, indent=4).splitlines()
+    assert json.loads(json_blocks(section)[0]) == request_file
+
+    # The excerpt: runs of the printed answer's lines, in order, between "..." lines.
+    (excerpt,) = re.findall(r"```jsonc\n(.*?)```", section, re.S)
+    runs = re.split(r"^\s*\.\.\.\n", excerpt, flags=re.M)
+    assert len(runs) > 1, "the excerpt marks what it leaves out with ..."
+    at = 0
+    for run in runs:
+        lines = run.splitlines()
+        found = next(
+            (i for i in range(at, len(printed)) if printed[i : i + len(lines)] == lines), None
+        )
+        assert found is not None, f"not in the recorded answer (in order):\n{run}"
+        at = found + len(lines)
+
+    api = API_DOC.read_text()
+    request, response = json_blocks(api[api.index("## The example request") :])[:2]
+    assert json.loads(request) == request_file
     assert response == json.dumps(recorded, indent=4) + "\n"
