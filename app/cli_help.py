@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 SETTINGS = """settings from HIGHLIGHT_* environment variables or a .env file
-         (README, Configuration)"""
+         (docs/configuration.md)"""
 
 SERVE = f"""\
 Serve the HTTP API (POST /v2/highlights/batch, the viewer at /viewer, /docs) until Ctrl-C or

@@ -5,7 +5,7 @@ document). With ``PROMETHEUS_MULTIPROC_DIR`` set before this module is first imp
 --workers N`` sets it for its workers), each process writes its values to files there and a
 scrape sums them (prometheus_client's multiprocess mode); gauges say how (``multiprocess_mode``).
 
-The list is documented in the README ("Operating it"); a metric added here belongs there too.
+The list is documented in docs/operating.md; a metric added here belongs there too.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def _chunks_of(
         raise UnreadablePdf(f"{name} cannot be indexed ({type(exc).__name__}: {exc})") from exc
     if not drafts:
         how = "and OCR found no text in it" if cache.ocr is not None else "and OCR is off"
-        raise UnreadablePdf(f"{name} has no text layer to chunk {how} (README, Scanned PDFs)")
+        raise UnreadablePdf(f"{name} has no text layer to chunk {how} (docs/scanned-pdfs.md)")
     # Room for the "-c0000" suffix within a chunk id.
     prefix = document_id[: CHUNK_ID_MAX - 6]
     return [

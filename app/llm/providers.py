@@ -1,6 +1,6 @@
 """Provider profiles: which structured-output strategies to try, in order, and the request extras
 each provider needs. Checked against each provider's documentation (2026-11; notes in
-``scripts/vllm/README.md`` and the README's provider section).
+``scripts/vllm/README.md`` and docs/llm.md).
 
 - vllm: ``response_format`` json_schema, then ``extra_body.structured_outputs.json`` (vLLM >= 0.10;
   the older ``guided_json`` was removed in 0.12 and is now accepted and silently ignored, so it is

@@ -35,7 +35,7 @@ from app.pdfs.workers import PdfJobFailed, PdfWorkers
 log = logging.getLogger(__name__)
 
 
-OCR_INSTALL = "apt-get install tesseract-ocr tesseract-ocr-<lang> (README, Scanned PDFs)"
+OCR_INSTALL = "apt-get install tesseract-ocr tesseract-ocr-<lang> (docs/scanned-pdfs.md)"
 
 
 def ocr_options(settings: Settings, command: bool = False) -> OcrOptions | None:

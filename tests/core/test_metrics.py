@@ -40,7 +40,7 @@ METRIC_OBJECTS = [
 ]
 
 
-# The list the README documents: a metric added or renamed must be documented there too.
+# The list docs/operating.md documents: a metric added or renamed must be documented there too.
 DOCUMENTED = {
     "highlight_http_requests",
     "highlight_http_request_duration_seconds",
