@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import platform
 import shutil
+import sys
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,75 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # The team's real-PDF corpus sits beside the checkout; a user's clone will not have it.
 SHARED_PDFS = PROJECT_ROOT.parent / "shared" / "pdfs"
 PG_DSN = os.environ.get("HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # Whatever takes the session's database needs the server.
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+        # A browser, moto's S3 server: other programs, so slow (make test-fast).
+        if {"browser", "s3_server", "s3_bucket"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+# A test that starts another program (a subprocess, Tesseract, a process pool's workers, a
+# server, a browser) must be marked slow: `make test-fast` leaves those out and stays fast. This
+# watches (audit events) what each unmarked test starts and fails it, naming the program. The
+# app's start-up asks Tesseract for its languages (`tesseract --list-langs`, milliseconds): that
+# one is allowed.
+_PROCESS_EVENTS = {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.system"}
+_started: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _started is None or event not in _PROCESS_EVENTS:
+        return
+    if event == "subprocess.Popen":
+        argv = [args[1]] if isinstance(args[1], str | bytes) else list(args[1] or [])
+        words = [os.fsdecode(a) for a in argv]
+        if len(words) == 2 and words[1] == "--list-langs" and "tesseract" in words[0]:
+            return
+        _started.append(" ".join(words)[:120])
+    elif event == "os.posix_spawn":
+        _started.append(" ".join(os.fsdecode(a) for a in args[1])[:120])
+    else:
+        _started.append(event)
+
+
+sys.addaudithook(_audit)
+# The OpenAI client's headers ask for the processor, which the standard library reads once from
+# `uname -p`: read it now, not in whichever test makes the first client.
+platform.processor()
+
+
+def _watch(item: pytest.Item) -> bool:
+    return not (item.get_closest_marker("slow") or item.get_closest_marker("vllm"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None]:
+    global _started
+    _started = [] if _watch(item) else None
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    global _started
+    try:
+        result = yield
+    finally:
+        started, _started = _started, None
+    if started:
+        shown = "; ".join(dict.fromkeys(started))
+        pytest.fail(
+            f"{item.nodeid} started another program ({shown}) but is not marked slow: "
+            "mark it @pytest.mark.slow (make test-fast leaves such tests out)",
+            pytrace=False,
+        )
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -78,12 +149,12 @@ async def _pg_execute(dsn: str, sql: str) -> None:
 def postgres_url() -> Iterator[str]:
     """A fresh database on the local PostgreSQL server, migrated once for the session."""
     name = f"highlight_test_{uuid.uuid4().hex[:10]}"
+    base = PG_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    url = f"{base}/{name}"
     try:
         _run_sync(_pg_execute(PG_DSN, f'CREATE DATABASE "{name}"'))
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         pytest.skip(f"no PostgreSQL server reachable at {PG_DSN}: {exc}")
-    base = PG_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-    url = f"{base}/{name}"
     upgrade(url)
     yield url
     _run_sync(_pg_execute(PG_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
