@@ -13,9 +13,15 @@ else
   echo "../shared/pdfs is absent: generated PDFs only"
   pdf_dir="$(mktemp -d)"
 fi
-$PY bench/locate_eval.py "$pdf_dir" | sed -n '/^Per kind/,$p'
-echo "--- with the chunk's pages as a hint, as the service passes them"
-$PY bench/locate_eval.py "$pdf_dir" --page-hint --no-baseline | sed -n '/^Per kind/,$p'
+# One run, two reports: the quotes searched in the whole document (against PyMuPDF's search),
+# then with the chunk's pages as a hint (--then-page-hint: the corpus read and indexed once).
+# Printed: each report from its "Per kind" table on, the second after the "---" line it prints.
+$PY bench/locate_eval.py "$pdf_dir" --then-page-hint | awk '
+  part == 0 && /^Per kind/ { part = 1 }
+  part == 1 { print }
+  part == 1 && /^--- with the chunk/ { part = 2; next }
+  part == 2 && /^Per kind/ { part = 3 }
+  part == 3 { print }'
 
 echo "=== OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
 $PY bench/ocr_eval.py "$pdf_dir"
