@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-# Runs lint-imports: another program, so `make test-fast` leaves it out (make check runs it).
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+# Runs lint-imports: another program, so `make test-fast` leaves it out (make check runs it).
+pytestmark = pytest.mark.slow
 
 
 def _lint(app_root: Path) -> subprocess.CompletedProcess[str]:
