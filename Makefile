@@ -21,10 +21,11 @@ check:  ## format, lint, types (app and tests), import layering
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test-fast:  ## the unit tests (< 30 s): no API, server process, browser, PostgreSQL or vLLM
+# Both in parallel, one pytest-xdist worker per core (pyproject.toml's addopts; -n 0: one process).
+test-fast:  ## the unit tests, in parallel (23-27 s on 2 cores): no API, other program, PostgreSQL or vLLM
 	$(PY) -m pytest -q -m "not slow and not postgres and not vllm" --ignore=tests/api
 
-test:  ## the README's test command (everything but the vLLM suite)
+test:  ## the README's test command, in parallel (everything but the vLLM suite; 6 min on 2 cores)
 	$(PY) -m pytest
 
 contract:  ## regenerate frontend-contract/ (OpenAPI, TypeScript types) and app/viewer/static
@@ -37,10 +38,12 @@ contract-check:  ## fail when frontend-contract/ or app/viewer/static is not wha
 frontend:  ## the TypeScript helpers' tests
 	cd frontend-contract && npm ci --no-audit --no-fund --silent && npm test
 
-fuzz:  ## schemathesis on every operation: SQLite, PostgreSQL, SQLite with auth
+# The auth run repeats the SQLite run's inputs (same seed) with a token: 10 examples per operation
+# reach every auth check (ignored_auth, missing_required_header) on every operation.
+fuzz:  ## schemathesis on every operation: SQLite, PostgreSQL (100 examples each), SQLite with auth (10)
 	scripts/schemathesis.sh sqlite
 	scripts/schemathesis.sh postgres
-	scripts/schemathesis.sh sqlite auth
+	scripts/schemathesis.sh sqlite auth 10
 
 vllm:  ## the integration suite against a real vLLM server (CPU, tiny model), then the token bench
 	scripts/vllm.sh setup
@@ -53,7 +56,7 @@ vllm-tokens:  ## decoded tokens per batch, positional vs verdict format, on a lo
 	$(PY) bench/llm_tokens.py --base-url "$$(scripts/vllm.sh url)" --sizes 10; \
 	  status=$$?; scripts/vllm.sh stop >/dev/null; exit $$status
 
-bench:  ## the benchmarks' tables (locator, selection) and the two gates below
+bench:  ## the benchmarks' tables (locator, OCR, selection, ...) and bench-gates' three gates
 	scripts/bench.sh
 
 bench-gates:  ## gates: every PDF ingests as expected; hostile inputs stay bounded; replicas lose nothing

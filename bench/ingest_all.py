@@ -7,6 +7,11 @@ known to be unusable (``EXPECT_REFUSED``, with words its reason must contain). T
 PDFs of the tests run too, so the bench means something without ../shared/pdfs.
 
     .venv/bin/python bench/ingest_all.py [PDF_DIR ...] [--json bench/results/ingest_all.json]
+        [--index-cache EMPTY_DIR]
+
+``--index-cache``: the text indexes the ingests build are left in this folder (empty at the
+start, so every ingest still builds its own): scripts/bench.sh hands it to the benches that
+ingest the same FinanceBench filings afterwards (filings.py), which then build none.
 
 Exit status 1 when any PDF failed.
 """
@@ -95,14 +100,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dirs", nargs="*", type=Path, help="default: ../shared/pdfs if present")
     parser.add_argument("--json", type=Path, default=ROOT / "bench/results/ingest_all.json")
+    parser.add_argument("--index-cache", type=Path, help="an empty folder to keep the indexes in")
     args = parser.parse_args()
+    if (
+        args.index_cache is not None
+        and args.index_cache.exists()
+        and any(args.index_cache.iterdir())
+    ):
+        parser.error(
+            f"{args.index_cache} is not empty: its indexes would spare ingests their build"
+        )
     dirs = args.dirs or ([SHARED] if SHARED.is_dir() else [])
     work = Path(tempfile.mkdtemp(prefix="ingest-all-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIGHLIGHT_")}
     env.update(
         HIGHLIGHT_DATABASE_URL=f"sqlite+aiosqlite:///{work / 'ingest.db'}",
         HIGHLIGHT_PDF_ROOT=str(work / "pdfs"),
-        HIGHLIGHT_INDEX_CACHE_DIR=str(work / "index-cache"),
+        HIGHLIGHT_INDEX_CACHE_DIR=str(args.index_cache or work / "index-cache"),
         PYTHONPATH=str(ROOT),
     )
     outcomes = [ingest(pdf, env, n) for n, pdf in enumerate(corpus(dirs, work / "generated"))]

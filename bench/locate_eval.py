@@ -17,7 +17,11 @@ the words under the returned rectangles are ground-truth words; negatives that c
 "found" are *false positives*.
 
     .venv/bin/python bench/locate_eval.py [PDF_DIR] [--per-kind N] [--seed S] [--no-baseline]
-        [--negatives N] [--only SUBSTRING] [--page-hint] [--no-generated]
+        [--negatives N] [--only SUBSTRING] [--page-hint] [--no-generated] [--then-page-hint]
+
+``--then-page-hint`` reports the run, then the same quotes on the same indexes with the page
+hint and without the baseline: what a second run with ``--page-hint --no-baseline`` reports,
+without reading the corpus and building its indexes twice (scripts/bench.sh).
 
 The pieces: ``eval_quotes.py`` builds the quotes, ``eval_scoring.py`` judges and reports.
 """
@@ -80,11 +84,13 @@ def generated(folder: Path, per_kind: int, seed: int) -> dict[str, tuple[list[Wo
 
 
 def run_doc(
-    pdf: Path, quotes: list[Quote], words: list[Word], with_baseline: bool, hint: bool = False
-) -> tuple[list[Outcome], float]:
-    started = time.perf_counter()
-    index = build_index(pdf)
-    build_s = time.perf_counter() - started
+    pdf: Path,
+    index: DocumentIndex,
+    quotes: list[Quote],
+    words: list[Word],
+    with_baseline: bool,
+    hint: bool = False,
+) -> list[Outcome]:
     by_page: dict[int, list[Word]] = defaultdict(list)
     for word in words:
         by_page[word.page].append(word)
@@ -99,7 +105,7 @@ def run_doc(
             base = judge(quote, baseline(pages, quote.text), by_page) if with_baseline else "n/a"
             verdict = judge(quote, result_rects(result), by_page)
             outcomes.append(Outcome(quote, verdict, base, ms, result.score, result.matched_text))
-    return outcomes, build_s
+    return outcomes
 
 
 def book_timing(pdf: Path, quotes: list[Quote]) -> dict[str, float]:
@@ -129,14 +135,23 @@ def main() -> None:
         "--page-hint", action="store_true", help="pass the true pages +-1 (as the service does)"
     )
     parser.add_argument("--no-generated", action="store_true", help="only the PDFs in PDF_DIR")
+    parser.add_argument(
+        "--then-page-hint",
+        action="store_true",
+        help="then report the same quotes with --page-hint --no-baseline (indexes built once)",
+    )
     args = parser.parse_args()
+    # Each run: (page hint, baseline). A second one reuses the corpus and the indexes.
+    runs = [(args.page_hint, not args.no_baseline)]
+    if args.then_page_hint:
+        runs.append((True, False))
 
     workdir = tempfile.TemporaryDirectory(prefix="locate_eval-")
     made = {} if args.no_generated else generated(Path(workdir.name), args.per_kind, args.seed)
     pdfs = sorted(p for p in args.pdf_dir.glob("*.pdf") if args.only in p.name)
     pdfs += sorted(p for p in Path(workdir.name).glob("*.pdf") if args.only in p.name)
     words_by_doc, quotes_by_doc = corpus(pdfs, made, args.per_kind, args.seed, args.negatives)
-    outcomes: list[Outcome] = []
+    outcomes: list[list[Outcome]] = [[] for _ in runs]
     build: dict[str, float] = {}
     for pdf in pdfs:
         if not words_by_doc[pdf.name]:
@@ -144,27 +159,29 @@ def main() -> None:
             print(f"{pdf.name}: no text layer per pdftotext; locate says {status}")
             continue
         started = time.perf_counter()
-        doc_outcomes, build[pdf.name] = run_doc(
-            pdf,
-            quotes_by_doc[pdf.name],
-            words_by_doc[pdf.name],
-            not args.no_baseline,
-            args.page_hint,
-        )
-        outcomes.extend(doc_outcomes)
-        print(
-            f"{pdf.name}: {len(doc_outcomes)} quotes in {time.perf_counter() - started:.1f}s",
-            flush=True,
-        )
+        index = build_index(pdf)
+        build[pdf.name] = time.perf_counter() - started
+        for run, (hint, with_baseline) in enumerate(runs):
+            started = time.perf_counter()
+            doc_outcomes = run_doc(
+                pdf, index, quotes_by_doc[pdf.name], words_by_doc[pdf.name], with_baseline, hint
+            )
+            outcomes[run].extend(doc_outcomes)
+            elapsed = time.perf_counter() - started + (build[pdf.name] if run == 0 else 0)
+            print(f"{pdf.name}: {len(doc_outcomes)} quotes in {elapsed:.1f}s", flush=True)
     book_pdf = args.pdf_dir / BOOK
     book = book_timing(book_pdf, quotes_by_doc[BOOK]) if BOOK in quotes_by_doc else None
-    result = report(outcomes, build, book, args, BOOK)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    hint = "-hint" if args.page_hint else ""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = RESULTS / f"locate_eval-{stamp}-seed{args.seed}{hint}.json"
-    out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
-    print(f"\nwrote {out}")
+    for run, (hint, with_baseline) in enumerate(runs):
+        if run:
+            print("--- with the chunk's pages as a hint, as the service passes them")
+        run_args = argparse.Namespace(**{**vars(args), "page_hint": hint})
+        run_args.no_baseline = not with_baseline
+        result = report(outcomes[run], build, book, run_args, BOOK)
+        out = RESULTS / f"locate_eval-{stamp}-seed{args.seed}{'-hint' if hint else ''}.json"
+        out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
+        print(f"\nwrote {out}")
     workdir.cleanup()
 
 

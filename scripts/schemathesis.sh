@@ -2,15 +2,19 @@
 # Fuzz the API with schemathesis (all operations, all checks) against the real service, the way
 # CI does: `highlight-service demo` on a fresh database, then `st run` with scripts/schemathesis.toml.
 #
-#   scripts/schemathesis.sh sqlite|postgres [auth]
+#   scripts/schemathesis.sh sqlite|postgres [open|auth] [MAX_EXAMPLES]
 #
 # `auth` configures read and write tokens and sends the write token, so the auth checks
-# (ignored_auth, missing_required_header) run too. Reports (JUnit, JSON, NDJSON) go to
-# bench/results/schemathesis/<database>-<mode>/; the exit code is schemathesis's (0: no failure).
+# (ignored_auth, missing_required_header) run too. MAX_EXAMPLES: examples per operation and
+# phase instead of scripts/schemathesis.toml's 100 (the same fixed seed, fewer cases). Reports
+# (JUnit, JSON, NDJSON) go to bench/results/schemathesis/<database>-<mode>/; the exit code is
+# schemathesis's (0: no failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-database="${1:?usage: scripts/schemathesis.sh sqlite|postgres [auth]}"
+database="${1:?usage: scripts/schemathesis.sh sqlite|postgres [open|auth] [MAX_EXAMPLES]}"
 mode="${2:-open}"
+examples=()
+[ -n "${3:-}" ] && examples=(--max-examples "$3")
 work="$(mktemp -d)"
 reports="bench/results/schemathesis/$database-$mode"
 rm -rf "$reports" && mkdir -p "$reports"
@@ -60,7 +64,7 @@ status=0
 # The upload route's raw PDF bodies come from scripts/schemathesis_hooks.py.
 PYTHONPATH=scripts SCHEMATHESIS_HOOKS=schemathesis_hooks \
   timeout -s INT 900 .venv/bin/st --config-file scripts/schemathesis.toml run \
-  "http://127.0.0.1:$port/openapi.json" "${auth_args[@]}" --wait-for-schema 30 \
+  "http://127.0.0.1:$port/openapi.json" "${auth_args[@]}" "${examples[@]}" --wait-for-schema 30 \
   --report junit,json,ndjson --report-dir "$reports" || status=$?
 .venv/bin/python scripts/schemathesis_counts.py "$reports" || true
 if grep -q "Traceback" "$reports/server.log"; then

@@ -4,11 +4,17 @@ PostgreSQL databases migrated by Alembic, and the scripted OpenAI-compatible LLM
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import multiprocessing.process
 import os
+import platform
 import shutil
+import sys
+import tempfile
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +35,148 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # The team's real-PDF corpus sits beside the checkout; a user's clone will not have it.
 SHARED_PDFS = PROJECT_ROOT.parent / "shared" / "pdfs"
 PG_DSN = os.environ.get("HIGHLIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+API_TESTS = PROJECT_ROOT / "tests" / "api"
+
+
+# The README's test command runs the tests in parallel (pytest-xdist, addopts in pyproject.toml).
+# What keeps them apart: every test's files under its own tmp_path, every server on a free port,
+# every session (each xdist worker is one) its own PostgreSQL database (postgres_url), every S3
+# test its own bucket. What they still share is the machine's PostgreSQL server: a test marked
+# pg_restart restarts it, so it holds this machine-wide lock exclusively while every other
+# PostgreSQL test (marked postgres) holds it shared. A PostgreSQL test never waits for anything
+# else while it holds the lock, so no two tests can wait for each other.
+PG_LOCK = Path(tempfile.gettempdir()) / (
+    "highlight-tests-postgres-" + "".join(c if c.isalnum() else "_" for c in PG_DSN) + ".lock"
+)
+
+
+_pg_lock_held = False
+
+
+@contextmanager
+def postgres_lock(exclusive: bool = False) -> Iterator[None]:
+    """Hold PG_LOCK (shared, or ``exclusive``); within a hold already taken, nothing more."""
+    global _pg_lock_held
+    if _pg_lock_held:
+        yield
+        return
+    with PG_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        _pg_lock_held = True
+        try:
+            yield
+        finally:
+            _pg_lock_held = False
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """-n auto (addopts): the vLLM suite runs in this process, against its one server."""
+    if "vllm" in (config.option.markexpr or "").replace("not vllm", ""):
+        return 0
+    return None  # xdist's own count: one worker per core
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # Whatever takes the session's database needs the server: run and lock it as such.
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+        # A browser, moto's S3 server: other programs, so slow (make test-fast).
+        if {"browser", "s3_server", "s3_bucket"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+        # The API's tests run the app with its PDF worker processes (make test-fast leaves the
+        # folder out as a whole).
+        if item.path.is_relative_to(API_TESTS):
+            item.add_marker(pytest.mark.slow)
+        # Tests sharing a module's fixture (a browser, Tesseract's reading of a scan) run on one
+        # xdist worker (--dist loadgroup), which builds it once.
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures is not None and any(
+            defs[-1].scope in ("module", "class") for defs in fixtures.name2fixturedefs.values()
+        ):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[Any]:
+    if item.get_closest_marker("pg_restart"):
+        with postgres_lock(exclusive=True):
+            return (yield)
+    if item.get_closest_marker("postgres"):
+        with postgres_lock():
+            return (yield)
+    return (yield)
+
+
+# A test that starts another program (a subprocess, Tesseract, a process pool's workers, a
+# server, a browser) must be marked slow: `make test-fast` leaves those out and stays fast. This
+# watches (audit events) what each unmarked test starts and fails it, naming the program. The
+# app's start-up asks Tesseract for its languages (`tesseract --list-langs`, milliseconds): that
+# one is allowed.
+_PROCESS_EVENTS = {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.system"}
+_started: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _started is None or event not in _PROCESS_EVENTS:
+        return
+    if event == "subprocess.Popen":
+        argv = [args[1]] if isinstance(args[1], str | bytes) else list(args[1] or [])
+        words = [os.fsdecode(a) for a in argv]
+        if len(words) == 2 and words[1] == "--list-langs" and "tesseract" in words[0]:
+            return
+        _started.append(" ".join(words)[:120])
+    elif event == "os.posix_spawn":
+        _started.append(" ".join(os.fsdecode(a) for a in args[1])[:120])
+    else:
+        _started.append(event)
+
+
+sys.addaudithook(_audit)
+_start_process = multiprocessing.process.BaseProcess.start
+
+
+def _start_watched(process: multiprocessing.process.BaseProcess) -> None:
+    # multiprocessing's spawn and forkserver start their processes without an audit event.
+    if _started is not None:
+        _started.append(f"a multiprocessing process ({process.name})")
+    _start_process(process)
+
+
+multiprocessing.process.BaseProcess.start = _start_watched  # type: ignore[method-assign,assignment]
+# The OpenAI client's headers ask for the processor, which the standard library reads once from
+# `uname -p`: read it now, not in whichever test makes the first client.
+platform.processor()
+
+
+def _watch(item: pytest.Item) -> bool:
+    return not (item.get_closest_marker("slow") or item.get_closest_marker("vllm"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None]:
+    global _started
+    _started = [] if _watch(item) else None
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    global _started
+    try:
+        result = yield
+    finally:
+        started, _started = _started, None
+    if started:
+        shown = "; ".join(dict.fromkeys(started))
+        pytest.fail(
+            f"{item.nodeid} started another program ({shown}) but is not marked slow: "
+            "mark it @pytest.mark.slow (make test-fast leaves such tests out)",
+            pytrace=False,
+        )
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -78,15 +226,18 @@ async def _pg_execute(dsn: str, sql: str) -> None:
 def postgres_url() -> Iterator[str]:
     """A fresh database on the local PostgreSQL server, migrated once for the session."""
     name = f"highlight_test_{uuid.uuid4().hex[:10]}"
-    try:
-        _run_sync(_pg_execute(PG_DSN, f'CREATE DATABASE "{name}"'))
-    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
-        pytest.skip(f"no PostgreSQL server reachable at {PG_DSN}: {exc}")
     base = PG_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
     url = f"{base}/{name}"
-    upgrade(url)
+    # Its own lock too: the last test that uses it may be done when it is dropped.
+    with postgres_lock():
+        try:
+            _run_sync(_pg_execute(PG_DSN, f'CREATE DATABASE "{name}"'))
+        except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            pytest.skip(f"no PostgreSQL server reachable at {PG_DSN}: {exc}")
+        upgrade(url)
     yield url
-    _run_sync(_pg_execute(PG_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with postgres_lock():
+        _run_sync(_pg_execute(PG_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

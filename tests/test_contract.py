@@ -45,6 +45,7 @@ def test_examples_fit_the_openapi_schemas(example: str, component: str) -> None:
     validator_for(component).validate(load(example))
 
 
+@pytest.mark.slow  # ingests in the PDF worker processes
 async def test_example_response_is_what_the_service_answers(
     tmp_path: Path, sample_pdf: Path
 ) -> None:

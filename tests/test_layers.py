@@ -15,6 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
+# Runs lint-imports: another program, so `make test-fast` leaves it out (make check runs it).
+pytestmark = pytest.mark.slow
+
 
 def _lint(app_root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(app_root)}

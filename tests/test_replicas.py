@@ -38,6 +38,7 @@ def test_in_flight_on_the_killed_replica_is_the_only_allowed_failure() -> None:
     assert not allowed_failure(replace(IN_FLIGHT, problem=None, status=200), KILLED)
 
 
+@pytest.mark.slow  # starts another program
 def test_the_haproxy_config_is_valid_and_checks_readiness(tmp_path: Path) -> None:
     haproxy = haproxy_binary()
     if haproxy is None:

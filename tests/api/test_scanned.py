@@ -64,6 +64,7 @@ async def _upload(client: httpx.AsyncClient, data: bytes, doc: str = "scan") -> 
     return dict(put.json())
 
 
+@pytest.mark.slow  # runs Tesseract
 async def test_a_scanned_pdf_is_chunked_by_ocr_and_highlighted_on_its_image(
     sqlite_url: str, tmp_path: Path, scan: bytes
 ) -> None:
@@ -151,6 +152,7 @@ def test_languages_that_are_not_installed_are_left_out_with_a_warning(
     assert "xyz" in caplog.text
 
 
+@pytest.mark.slow  # runs Tesseract
 async def test_the_real_scan_is_ingested_and_highlighted(
     sqlite_url: str, tmp_path: Path, shared_pdfs: Path
 ) -> None:

@@ -72,6 +72,7 @@ def test_no_route_documents_fastapis_own_validation_error() -> None:
                     assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
 
 
+@pytest.mark.slow  # ingests in the PDF worker processes
 async def test_real_error_bodies_fit_the_documented_schemas(
     database_url: str, pdf_root: Path
 ) -> None:
@@ -163,7 +164,16 @@ async def test_auth_errors_fit_the_documented_schemas(database_url: str, pdf_roo
         assert_documented(bad_signature, spec)
 
 
-@pytest.mark.parametrize("path", ["/v2/highlights/batch", "/v2/documents/x", "/healthz", "/readyz"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/highlights/batch",
+        # Its PUT ingests in the PDF worker processes.
+        pytest.param("/v2/documents/x", marks=pytest.mark.slow),
+        "/healthz",
+        "/readyz",
+    ],
+)
 async def test_database_outage_errors_fit_the_documented_schemas(pdf_root: Path, path: str) -> None:
     settings = make_settings("postgresql+asyncpg://nobody@127.0.0.1:9/none", pdf_root)
     async with app_client(settings) as client:

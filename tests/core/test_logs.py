@@ -150,6 +150,7 @@ def test_auto_is_text_on_a_terminal_and_json_elsewhere() -> None:
     assert json.loads(piped.getvalue())["message"] == "in a pipe"
 
 
+@pytest.mark.slow  # starts another program
 def test_the_cli_logs_json_lines_without_the_database_folder(
     tmp_path: Path, sample_pdf: Path
 ) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prometheus_client import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -114,6 +115,7 @@ def _finish(process: subprocess.Popen[str]) -> None:
     assert process.wait(timeout=30) == 0
 
 
+@pytest.mark.slow  # starts another program
 def test_two_processes_writing_one_directory_are_summed(tmp_path: Path) -> None:
     first = _worker(tmp_path, 2)
     second = _worker(tmp_path, 3)

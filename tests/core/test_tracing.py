@@ -105,6 +105,7 @@ trace.get_tracer_provider().shutdown()  # flushes the batch processor
 """
 
 
+@pytest.mark.slow  # starts another program
 def test_otlp_over_http_reaches_the_collector_with_the_service_name() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -68,6 +68,7 @@ async def test_a_deadlock_is_a_write_conflict_to_retry(postgres_url: str) -> Non
     assert sorted(type(o).__name__ for o in outcomes) == ["NoneType", WriteConflict.__name__]
 
 
+@pytest.mark.pg_restart
 def test_a_postgres_restart_under_load_is_503_and_loses_nothing(
     postgres_url: str, tmp_path: Path, sample_pdf: Path
 ) -> None:

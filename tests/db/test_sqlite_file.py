@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.db.session import SqliteFile
 
 # Another process, as `highlight-service ingest` is: it writes and closes. Closing its last
@@ -32,6 +34,7 @@ def _wal(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
 
 
+@pytest.mark.slow  # starts another program
 def test_watching_the_file_keeps_this_process_locks(tmp_path: Path) -> None:
     path = tmp_path / "live.db"
     db = sqlite3.connect(path, isolation_level=None)  # the server's open connection

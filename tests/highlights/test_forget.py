@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+import pytest
 from sqlalchemy import select
 
 from app.core.config import Settings
@@ -60,6 +61,7 @@ async def _put_and_highlight(client: Any, source: str) -> str:
     return str(highlight["highlight_id"])
 
 
+@pytest.mark.slow  # ingests in the PDF worker processes
 async def test_a_new_content_deletes_the_old_contents_highlights(
     database_url: str, tmp_path: Path
 ) -> None:
@@ -88,6 +90,7 @@ async def _upsert_only(settings: Settings, source: str) -> None:
         await dispose_engine(engine)
 
 
+@pytest.mark.slow  # ingests in the PDF worker processes
 async def test_a_late_clean_up_keeps_the_content_stored_now(
     database_url: str, tmp_path: Path
 ) -> None:

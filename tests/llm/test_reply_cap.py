@@ -161,6 +161,7 @@ async def test_other_requests_on_a_shared_http_client_are_not_capped(
     await first.close()
 
 
+@pytest.mark.slow  # ingests in the PDF worker processes
 @pytest.mark.parametrize("declare_length", [False, True])
 async def test_the_batch_falls_back_to_the_lexical_selector_on_a_huge_reply(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM, declare_length: bool

@@ -82,6 +82,7 @@ def test_without_ocr_a_scan_has_no_text(tmp_path: Path) -> None:
     assert locate(build_index(scan), SAMPLE_SENTENCES[0]).status == "no_text_layer"
 
 
+@pytest.mark.slow  # runs Tesseract
 @needs_tesseract
 @pytest.mark.parametrize("sentence", SAMPLE_SENTENCES)
 def test_a_sentence_on_a_scan_lands_where_the_text_layer_puts_it(
@@ -95,6 +96,7 @@ def test_a_sentence_on_a_scan_lands_where_the_text_layer_puts_it(
     assert found.score >= 90
 
 
+@pytest.mark.slow  # runs Tesseract
 @needs_tesseract
 def test_a_scan_across_a_page_break_keeps_both_pages(
     sample_scan: tuple[DocumentIndex, DocumentIndex],
@@ -103,6 +105,7 @@ def test_a_scan_across_a_page_break_keeps_both_pages(
     assert {r.page for r in locate(sample_scan[1], sentence).rects} == {1, 2}
 
 
+@pytest.mark.slow  # runs Tesseract
 @needs_tesseract
 def test_rotated_and_cropped_scans_place_in_the_displayed_frame(tmp_path: Path) -> None:
     """One page per /Rotate, crop box offset from the media box: Tesseract's orientation
