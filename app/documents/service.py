@@ -235,7 +235,7 @@ class Upload:
 
 def _store_upload(
     storage: PdfStorage,
-    cache: IndexCache | None,
+    cache: IndexCache,
     data: bytes,
     sha256: str,
     name: str,
@@ -244,7 +244,7 @@ def _store_upload(
 ) -> tuple[PdfFacts, SavedPdf, list[ChunkIn]]:
     """Blocking: inspect (and chunk) in the PDF workers, then store."""
     facts = _inspect(storage, data, sha256, name)
-    chunks = _chunks_of(storage, cache, data, sha256, name, document_id) if cache and chunk else []
+    chunks = _chunks_of(storage, cache, data, sha256, name, document_id) if chunk else []
     return facts, storage.save(data, sha256), chunks
 
 
