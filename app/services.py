@@ -26,6 +26,7 @@ from app.llm.client import StructuredClient
 from app.llm.providers import build_profile
 from app.pdfs.backends import build_storage
 from app.pdfs.index_cache import IndexCache
+from app.pdfs.index_signing import SigningKeys
 from app.pdfs.indexing import ocr_options
 from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import pdf_workers
@@ -92,11 +93,12 @@ async def open_services(
     # line, not a kill.
     storage = build_storage(settings, pdf_workers(settings))
     # Shared through the object store when there is one: a new replica loads the indexes others
-    # built instead of building every one cold.
+    # built instead of building every one cold, if they are signed by a key it has.
     index_cache = IndexCache(
         settings.index_cache_dir,
         shared=storage.index_blobs(),
         ocr=ocr_options(settings, command=command),
+        signing=SigningKeys.from_settings(settings.index_signing_keys),
     )
     tokens = TokenRegistry(settings.auth_read_tokens, settings.auth_write_tokens)
     services = Services(

@@ -14,6 +14,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 LLMProvider = Literal["vllm", "openrouter", "openai", "none"]
 LLMTier = Literal["json_schema", "structured_outputs", "prompted"]
 ALL_TIERS: list[LLMTier] = ["json_schema", "structured_outputs", "prompted"]
+# An index signing key: "id:secret", the id short and plain (it is written into every blob it
+# signs and may be logged), the secret 32 characters or more (pdfs/index_signing.py).
+SIGNING_KEY = re.compile(r"([A-Za-z0-9._-]{1,32}):(\S{32,1024})")
 
 
 class Settings(BaseSettings):
@@ -115,6 +118,10 @@ class Settings(BaseSettings):
     # standard AWS_* variables), shared by every replica; file:///abs/path: a local object store
     # (tests, one machine). Objects are named by their SHA-256.
     storage_url: str = Field(default="", pattern=r"^((s3|file|memory)://\S*)?$")
+    # Keys that sign the text index blobs replicas share through the object store, a JSON list
+    # of "id:secret": the first signs, every one verifies (rotation: add the new key first, drop
+    # the old one later). Empty: blobs in the shared store are neither trusted nor written.
+    index_signing_keys: list[SecretStr] = Field(default_factory=list)
     # Each replica's read-through copy of the object store's PDFs (and index blobs).
     storage_cache_dir: Path = Path("./var/storage-cache")
     # PUT /v2/documents/{id}/pdf larger than this gets a 413 before it is stored.
@@ -154,6 +161,23 @@ class Settings(BaseSettings):
                 "not a database URL this service can use, e.g. postgresql+asyncpg://user:pass@"
                 "host/db or sqlite+aiosqlite:///./var/highlight.db"
             ) from None
+        return value
+
+    @field_validator("index_signing_keys")
+    @classmethod
+    def _usable_signing_keys(cls, value: list[SecretStr]) -> list[SecretStr]:
+        # Says which entry is wrong by its position, never by its value (it is a secret).
+        ids = []
+        for number, key in enumerate(value, 1):
+            found = SIGNING_KEY.fullmatch(key.get_secret_value())
+            if found is None:
+                raise ValueError(
+                    f"key {number} is not id:secret (id: 1-32 of A-Z a-z 0-9 . _ -; secret: 32 "
+                    "or more characters without spaces)"
+                )
+            ids.append(found[1])
+        if len(set(ids)) != len(ids):
+            raise ValueError("two keys have the same id")
         return value
 
     def llm_problem(self) -> str | None:

@@ -136,6 +136,8 @@ def redaction_of(settings: Settings) -> tuple[list[str], dict[str, str]]:
     secrets += [
         t.get_secret_value() for t in settings.auth_read_tokens + settings.auth_write_tokens
     ]
+    # An index signing key is "id:secret": the id may be shown, the secret never.
+    secrets += [k.get_secret_value().partition(":")[2] for k in settings.index_signing_keys]
     url = make_url(settings.database_url)
     secrets += [url.password or "", os.environ.get("AWS_SECRET_ACCESS_KEY", "")]
     folders: dict[str, Path | None] = {

@@ -129,6 +129,15 @@ PDFS_CHANGED = Counter(
     "PDFs found to differ from the content they were ingested with (reason pdf_changed).",
 )
 
+# Index blobs refused before use (pdfs/index_signing.py): source local (this replica's folder)
+# or shared (the object store); reason one of index_signing.REASONS. Each is rebuilt.
+INDEX_BLOBS_REJECTED = Counter(
+    "highlight_index_blobs_rejected",
+    "Text index blobs refused and rebuilt, by where they were read (local, shared) and why "
+    "(unsigned, unknown_key, bad_mac, wrong_pdf, wrong_version, corrupt).",
+    ["source", "reason"],
+)
+
 
 def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None

@@ -1,5 +1,15 @@
 """The cache of built text indexes, keyed by the PDF's content hash: in memory, in a local
-directory and in a store shared by replicas, as data-only blobs (``index_codec.py``)."""
+directory and in a store shared by replicas, as data-only blobs (``index_codec.py``) bound to
+their PDF and signed (``index_signing.py``).
+
+Whom a blob is believed from: the shared store only with signing keys (anyone who may write the
+bucket could put a well-formed index of the wrong lines there), and every blob it holds must
+verify. The local folder is written by this service's processes on this host alone: with keys
+its blobs are verified too; without, they are believed while the folder is private to this user
+(owned by it, writable by no one else), which is as far as the host's own permissions go anyway
+(whoever can write there as this user can change the service itself). A folder that is not
+private is left unused, with one warning.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +28,10 @@ from pathlib import Path
 from typing import Protocol
 
 from app.alignment.index import INDEX_VERSION, DocumentIndex
+from app.core import metrics
 from app.core.files import temp_file
-from app.pdfs import index_codec
+from app.pdfs import index_codec, index_signing
+from app.pdfs.index_signing import Binding, RejectedBlob, SigningKeys
 from app.pdfs.ocr import OcrOptions
 
 log = logging.getLogger(__name__)
@@ -50,12 +62,13 @@ class IndexCache:
     index blobs (``index_codec``: data only, never pickle) and an optional shared store.
 
     A lookup tries memory, the local file, the shared blob, then ``build``; a build is written
-    to both, a shared hit to the local file. A file or blob that does not decode is a miss (and
-    is overwritten). Concurrent ``get`` calls for the same file build it once; other files
-    proceed in parallel. ``on_build`` is told each build's seconds (for metrics; this package
-    imports none). The built index itself usually comes back from a PDF worker process through
-    pebble, which pickles it over a pipe: that channel is between this service's own processes
-    and stays as it is.
+    to both, a shared hit to the local file. A file or blob that fails its checks (signature,
+    PDF, version, format) is a miss, counted in ``highlight_index_blobs_rejected_total``, and
+    overwritten; one signed by an older key is signed again by the current one. Concurrent
+    ``get`` calls for the same file build it once; other files proceed in parallel.
+    ``on_build`` is told each build's seconds (the caller's metrics). The built index itself
+    usually comes back from a PDF worker process through pebble, which pickles it over a pipe:
+    that channel is between this service's own processes and stays as it is.
     """
 
     def __init__(
@@ -65,12 +78,21 @@ class IndexCache:
         shared: SharedBlobs | None = None,
         on_build: Callable[[float], None] | None = None,
         ocr: OcrOptions | None = None,
+        signing: SigningKeys | None = None,
     ) -> None:
         # How scanned pages are read: the builder's business, but an index read with other OCR
         # settings is another index, so it is part of the blob names.
         self.ocr = ocr
         self._variant = _variant(ocr)
         self._cache_dir = cache_dir
+        self._keys = signing or SigningKeys()
+        self._private: bool | None = None  # whether the local folder is this user's alone
+        if shared is not None and not self._keys:
+            log.warning(
+                "text index blobs are not shared through the object store: without "
+                "HIGHLIGHT_INDEX_SIGNING_KEYS a blob there could have been written by anyone"
+            )
+            shared = None
         self._shared = shared
         self._on_build = on_build
         self._max_entries = max(1, max_entries)
@@ -98,9 +120,9 @@ class IndexCache:
             if cached is not None:
                 return cached
             name = blob_name(sha256, self._variant)
-            index = self._load(name)
+            index = self._load(sha256, name)
             if index is None:
-                index = self._build(name, build)
+                index = self._build(sha256, name, build)
             self._remember(sha256, index)
             return index
 
@@ -156,42 +178,92 @@ class IndexCache:
                 evicted, _ = self._entries.popitem(last=False)
                 self._key_locks.pop(evicted, None)
 
-    def _load(self, name: str) -> DocumentIndex | None:
+    def _load(self, sha256: str, name: str) -> DocumentIndex | None:
         """The index from the local file, else from the shared store (then kept locally)."""
+        binding = Binding(sha256, self._variant)
         data = self._read_local(name)
         if data is not None:
-            index = _decoded(data, f"cached index {name}")
-            if index is not None:
+            found = self._open(data, binding, "local", name)
+            if found is not None:
+                index, resigned = found
+                if resigned is not None:
+                    self._write_local(name, resigned)
                 return index
         data = self._read_shared(name)
         if data is None:
             return None
-        index = _decoded(data, f"shared index {name}")
-        if index is not None:
-            self._write_local(name, data)
+        found = self._open(data, binding, "shared", name)
+        if found is None:
+            return None
+        index, resigned = found
+        if resigned is not None:
+            self._write_shared(name, resigned)
+        self._write_local(name, resigned or data)
         return index
 
-    def _build(self, name: str, build: Callable[[], DocumentIndex]) -> DocumentIndex:
+    def _open(
+        self, data: bytes, binding: Binding, source: str, name: str
+    ) -> tuple[DocumentIndex, bytes | None] | None:
+        """The index ``data`` holds and, when a key other than the current one signed it, the
+        blob signed again by the current one (so the old key can be dropped without rebuilds);
+        None, counted and logged, when it fails any check."""
+        try:
+            # Unverified only from the private folder of a deployment without keys.
+            verify = source == "shared" or bool(self._keys)
+            opened = index_signing.open_blob(data, binding, self._keys, verify=verify)
+            index = index_codec.decode_index(opened.payload)
+        except (RejectedBlob, index_codec.CorruptIndex) as exc:
+            reason = exc.reason if isinstance(exc, RejectedBlob) else "corrupt"
+            metrics.INDEX_BLOBS_REJECTED.labels(source, reason).inc()
+            where = "cached" if source == "local" else "shared"
+            log.warning(
+                "%s index %s is unusable and is replaced (%s: %s)", where, name, reason, exc
+            )
+            return None
+        current = self._keys.current
+        if not verify or current is None or opened.key_id == current.key_id:
+            return index, None
+        return index, index_signing.seal(bytes(opened.payload), binding, current)
+
+    def _build(self, sha256: str, name: str, build: Callable[[], DocumentIndex]) -> DocumentIndex:
         started = time.perf_counter()
         index = build()
         if self._on_build is not None:
             self._on_build(time.perf_counter() - started)
         if self._cache_dir is not None or self._shared is not None:
             try:
-                data = index_codec.encode_index(index)
+                payload = index_codec.encode_index(index)
             except ValueError as exc:  # a non-finite page size: kept in memory only
                 log.warning("index %s is not cached (%s)", name, exc)
                 return index
+            binding = Binding(sha256, self._variant)
+            data = index_signing.seal(payload, binding, self._keys.current)
             self._write_local(name, data)
             self._write_shared(name, data)
         return index
 
+    def _local_dir(self) -> Path | None:
+        """The local folder, when blobs may be kept there: always with keys (each is verified),
+        without only while it is private (its blobs are believed)."""
+        if self._cache_dir is None or self._keys:
+            return self._cache_dir
+        if self._private is None:
+            self._private = _private_folder(self._cache_dir)
+            if not self._private:
+                log.warning(
+                    "the index cache folder (HIGHLIGHT_INDEX_CACHE_DIR) is not used: without "
+                    "HIGHLIGHT_INDEX_SIGNING_KEYS it must be owned by this user and writable by "
+                    "no one else"
+                )
+        return self._cache_dir if self._private else None
+
     def _read_local(self, name: str) -> bytes | None:
-        if self._cache_dir is None:
+        cache_dir = self._local_dir()
+        if cache_dir is None:
             return None
         try:
             # Non-blocking, so that a FIFO planted under the name cannot hang the reader.
-            fd = os.open(self._cache_dir / name, os.O_RDONLY | os.O_NONBLOCK)
+            fd = os.open(cache_dir / name, os.O_RDONLY | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as handle:
                 facts = os.fstat(fd)
                 if stat.S_ISREG(facts.st_mode) and facts.st_size <= index_codec.MAX_BLOB_BYTES:
@@ -205,16 +277,17 @@ class IndexCache:
         return None
 
     def _write_local(self, name: str, data: bytes) -> None:
-        if self._cache_dir is None:
+        cache_dir = self._local_dir()
+        if cache_dir is None:
             return
         tmp_name: str | None = None
         try:
-            self._cache_dir.mkdir(parents=True, exist_ok=True)
+            cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             # Write-then-rename so a concurrent reader in another process never sees half a file.
-            fd, tmp_name = temp_file(self._cache_dir, prefix=f".{name}.", suffix=".tmp")
+            fd, tmp_name = temp_file(cache_dir, prefix=f".{name}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-            os.replace(tmp_name, self._cache_dir / name)
+            os.replace(tmp_name, cache_dir / name)
         except OSError as exc:  # a full disk costs the next process a rebuild, not this request
             log.warning("cannot write cached index %s (%s)", name, _why(exc))
             if tmp_name is not None:
@@ -247,12 +320,14 @@ def blob_name(sha256: str, variant: str = "") -> str:
     return f"{sha256}.v{INDEX_VERSION}{'.' + variant if variant else ''}.idx"
 
 
-def _decoded(data: bytes, what: str) -> DocumentIndex | None:
+def _private_folder(folder: Path) -> bool:
+    """Whether ``folder`` (made if missing, private) is this user's and no one else may write it."""
     try:
-        return index_codec.decode_index(data)
-    except index_codec.CorruptIndex as exc:
-        log.warning("%s is unusable and is replaced (%s)", what, exc)
-        return None
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        facts = folder.stat()
+    except OSError:
+        return False
+    return facts.st_uid == os.geteuid() and not facts.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _why(exc: OSError) -> str:

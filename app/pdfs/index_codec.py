@@ -8,7 +8,8 @@ page that does not exist. A truncated, corrupt or foreign blob raises ``CorruptI
 nothing else; the cache treats that as a miss.
 
 Checked is consistency, not truth: whoever may write the store can still write an index of
-other words. That is the store's permissions' business, as it is for the PDFs themselves.
+other words, or of the right words in the wrong places. What the cache believes is signed and
+bound to its PDF around these bytes (``index_signing.py``).
 
 Layout (integers little-endian)::
 
@@ -64,8 +65,9 @@ MAX_RAW_BYTES = 1 << 30
 
 _FIXED = struct.Struct("<8sHB5xQQ")
 PREFIX_SIZE = _FIXED.size + hashlib.sha256().digest_size
-# zlib grows incompressible data by well under 1/256: no blob of a valid index is larger.
-MAX_BLOB_BYTES = PREFIX_SIZE + MAX_RAW_BYTES + (MAX_RAW_BYTES >> 8)
+# zlib grows incompressible data by well under 1/256, and the signed envelope around a blob
+# (index_signing.py) takes under 1 KiB: no stored blob of a valid index is larger.
+MAX_BLOB_BYTES = PREFIX_SIZE + MAX_RAW_BYTES + (MAX_RAW_BYTES >> 8) + 1024
 _U32 = struct.Struct("<I")
 _NONE, _ZLIB = 0, 1
 # zlib level 1: the blob shrinks to about 40% (a round trip to the object store is cheaper), and
@@ -184,7 +186,7 @@ def encode_index(index: DocumentIndex, *, compress: bool = True) -> bytes:
     return b"".join((fixed, check.digest(), body))
 
 
-def _raw(blob: bytes) -> memoryview:
+def _raw(blob: bytes | memoryview) -> memoryview:
     """The checked, decompressed body of ``blob``."""
     if len(blob) < PREFIX_SIZE:
         corrupt("shorter than its prefix")
@@ -313,7 +315,7 @@ def _pages(header: dict[str, Any]) -> tuple[int, tuple[tuple[float, float], ...]
     return pages, sizes, rotations
 
 
-def decode_index(blob: bytes) -> DocumentIndex:
+def decode_index(blob: bytes | memoryview) -> DocumentIndex:
     """The index ``encode_index`` made ``blob`` from; raises ``CorruptIndex`` for anything else."""
     raw = _raw(blob)
     header, start = _header(raw)

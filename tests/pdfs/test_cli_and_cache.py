@@ -20,10 +20,21 @@ from app.alignment.locate import locate
 from app.pdfs.extract import build_index
 from app.pdfs.index_cache import IndexCache, blob_name
 from app.pdfs.index_codec import decode_index, encode_index
+from app.pdfs.index_signing import Binding, SigningKey, SigningKeys, open_blob, seal
 from app.pdfs.locate_cli import run
 from app.pdfs.storage import sha256_of_file
 from tests.alignment.conftest import REPEATED, make_sample_pdf
 from tests.pdfs.test_index_codec import assert_same_index
+
+# The deployment's key: the shared store is used only with one (index_signing.py).
+KEYS = SigningKeys([SigningKey("k1", b"a test key of thirty-two characters!")])
+
+
+def stored_index(blob: bytes, sha: str, keys: SigningKeys | None = None) -> DocumentIndex:
+    """The index a cache file or shared blob holds, through its envelope: verified with
+    ``keys``, or unverified (a file of the private folder of a deployment without keys)."""
+    opened = open_blob(blob, Binding(sha), keys or SigningKeys(), verify=keys is not None)
+    return decode_index(opened.payload)
 
 
 @pytest.fixture(scope="module")
@@ -140,18 +151,18 @@ def test_builds_are_timed(layout_pdf: Path) -> None:
 def test_shared_blob_spares_a_new_replica_the_build(layout_pdf: Path, tmp_path: Path) -> None:
     store, sha = MemoryBlobs(), sha256_of_file(layout_pdf)
     first = Builds(layout_pdf)
-    built = IndexCache(tmp_path / "one", shared=store).get(sha, first)
+    built = IndexCache(tmp_path / "one", shared=store, signing=KEYS).get(sha, first)
     assert first.count == 1
     assert list(store.blobs) == [blob_name(sha)]
     # Another replica: its own empty folder, the same store.
     second = Builds(layout_pdf)
-    fetched = IndexCache(tmp_path / "two", shared=store).get(sha, second)
+    fetched = IndexCache(tmp_path / "two", shared=store, signing=KEYS).get(sha, second)
     assert second.count == 0
     assert_same_index(built, fetched)
     assert (tmp_path / "two" / blob_name(sha)).read_bytes() == store.blobs[blob_name(sha)]
     # Its next process reads its own folder, not the store.
     gets = store.gets
-    IndexCache(tmp_path / "two", shared=store).get(sha, second)
+    IndexCache(tmp_path / "two", shared=store, signing=KEYS).get(sha, second)
     assert (store.gets, second.count) == (gets, 0)
 
 
@@ -162,16 +173,17 @@ def test_bad_shared_blob_is_rebuilt_and_replaced(
     store.blobs[blob_name(sha)] = b"HLINDEX\x00 but not really"
     build = Builds(layout_pdf)
     with caplog.at_level(logging.WARNING, logger="app.alignment.index"):
-        IndexCache(shared=store).get(sha, build)
+        IndexCache(shared=store, signing=KEYS).get(sha, build)
     assert build.count == 1
-    assert decode_index(store.blobs[blob_name(sha)]).page_count == 4
+    assert stored_index(store.blobs[blob_name(sha)], sha, KEYS).page_count == 4
     (record,) = caplog.records
     assert record.getMessage().startswith(f"shared index {blob_name(sha)} is unusable")
 
 
 def test_store_down_costs_a_build_not_the_request(layout_pdf: Path, tmp_path: Path) -> None:
     build = Builds(layout_pdf)
-    index = IndexCache(tmp_path, shared=BrokenBlobs()).get(sha256_of_file(layout_pdf), build)
+    cache = IndexCache(tmp_path, shared=BrokenBlobs(), signing=KEYS)
+    index = cache.get(sha256_of_file(layout_pdf), build)
     assert (index.page_count, build.count) == (4, 1)
     assert len(list(tmp_path.glob("*.idx"))) == 1
 
@@ -192,7 +204,7 @@ def test_planted_pickle_is_never_run(
         index = IndexCache(cache_dir).get(sha, build)
     assert not marker.exists()
     assert (index.page_count, build.count) == (4, 1)
-    assert decode_index((cache_dir / blob_name(sha)).read_bytes()).chars == index.chars
+    assert stored_index((cache_dir / blob_name(sha)).read_bytes(), sha).chars == index.chars
     (record,) = caplog.records
     assert str(tmp_path) not in record.getMessage()  # no absolute paths in the log
     pickle.loads(payload)  # the payload was live: loading it is what the cache must not do
@@ -211,7 +223,7 @@ def test_planted_fifo_does_not_hang_the_reader(layout_pdf: Path, tmp_path: Path)
         (tmp_path / blob_name(sha)).write_bytes(b"")
         pytest.fail("reading a FIFO under the cache's name blocked")
     assert (found[0].page_count, build.count) == (4, 1)
-    assert decode_index((tmp_path / blob_name(sha)).read_bytes()).page_count == 4
+    assert stored_index((tmp_path / blob_name(sha)).read_bytes(), sha).page_count == 4
 
 
 class Planted:
@@ -232,7 +244,7 @@ def test_any_damaged_file_is_rebuilt(
 ) -> None:
     """Random bytes, a truncated blob, a flipped byte: a miss, rebuilt, and the file replaced."""
     sha = sha256_of_file(layout_pdf)
-    blob = encode_index(layout_index)
+    blob = seal(encode_index(layout_index), Binding(sha), None)  # unsigned: a folder without keys
     damaged = data.draw(
         st.one_of(
             st.binary(max_size=256),

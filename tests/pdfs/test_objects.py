@@ -221,6 +221,7 @@ async def test_cli_ingest_stores_the_pdf_and_its_index_in_the_object_store(
         storage_url=s3_bucket.url,
         storage_cache_dir=tmp_path / "cache",
         index_cache_dir=None,
+        index_signing_keys=["k1:a-test-key-of-thirty-two-characters"],
     )
     result = await ingest_file(settings, sample_pdf, "sample")
     sha = hashlib.sha256(sample_pdf.read_bytes()).hexdigest()
