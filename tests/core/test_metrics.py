@@ -61,6 +61,7 @@ DOCUMENTED = {
     "highlight_ocr_pages",
     "highlight_ocr_page_seconds",
     "highlight_pdfs_changed",
+    "highlight_index_blobs_rejected",
 }
 
 
