@@ -149,8 +149,18 @@ def seal(payload: bytes, binding: Binding, key: SigningKey | None) -> bytes:
     return b"".join((header, mac, payload))
 
 
-def _parse(blob: bytes) -> tuple[memoryview, str, bytes, int, str, memoryview, memoryview]:
-    """The header, key id, PDF hash, index version, variant, MAC and payload of ``blob``."""
+@dataclass(frozen=True)
+class _Envelope:
+    header: memoryview  # what the MAC covers before the payload
+    key_id: str
+    sha256: bytes
+    version: int
+    variant: str
+    mac: memoryview
+    payload: memoryview
+
+
+def _parse(blob: bytes) -> _Envelope:
     view = memoryview(blob)
     if view[: len(MAGIC)] != MAGIC:
         if view[: len(index_codec.MAGIC)] == index_codec.MAGIC:
@@ -171,14 +181,14 @@ def _parse(blob: bytes) -> tuple[memoryview, str, bytes, int, str, memoryview, m
         raise RejectedBlob("corrupt", "shorter than its header")
     key_id, variant = bytes(view[at : at + id_size]), bytes(view[variant_at + 1 : end])
     # Both reach a log line: only the characters a key id or an OCR tag is made of.
-    if not (_KEY_ID.fullmatch(key_id) or not key_id) or not _VARIANT.fullmatch(variant):
+    if (key_id and not _KEY_ID.fullmatch(key_id)) or not _VARIANT.fullmatch(variant):
         raise RejectedBlob("corrupt", "a key id or variant of other characters")
     sha256 = bytes(view[at + id_size : at + id_size + 32])
     (version,) = _VERSION.unpack_from(view, at + id_size + 32)
     mac, payload = view[end : end + _MAC_SIZE], view[end + _MAC_SIZE :]
     if not key_id and mac != _UNSIGNED:  # so that a flipped bit there is not believed
         raise RejectedBlob("corrupt", "a signature without a key id")
-    return view[:end], key_id.decode(), sha256, version, variant.decode(), mac, payload
+    return _Envelope(view[:end], key_id.decode(), sha256, version, variant.decode(), mac, payload)
 
 
 def open_blob(blob: bytes, binding: Binding, keys: SigningKeys, *, verify: bool = True) -> Opened:
@@ -186,21 +196,24 @@ def open_blob(blob: bytes, binding: Binding, keys: SigningKeys, *, verify: bool 
     raises ``RejectedBlob`` otherwise. ``verify=False`` skips the signature (never for a blob
     from the shared store: only for the private folder this process writes, without keys); the
     PDF and version it was built from are checked either way."""
-    header, key_id, sha256, version, variant, mac, payload = _parse(blob)
+    envelope = _parse(blob)
     if verify:
-        if not key_id:
+        if not envelope.key_id:
             raise RejectedBlob("unsigned", "no signature")
-        key = keys.get(key_id)
+        key = keys.get(envelope.key_id)
         if key is None:
-            raise RejectedBlob("unknown_key", f"signed by key {key_id!r}, not configured")
-        if not hmac.compare_digest(_mac(key.secret, header, payload), mac):
-            raise RejectedBlob("bad_mac", f"its signature is not key {key_id!r}'s")
-    if sha256 != bytes.fromhex(binding.sha256):
-        raise RejectedBlob("wrong_pdf", f"the index of another PDF ({sha256.hex()[:12]}…)")
-    if (version, variant) != (INDEX_VERSION, binding.variant):
+            raise RejectedBlob("unknown_key", f"signed by key {envelope.key_id!r}, not configured")
+        if not hmac.compare_digest(
+            _mac(key.secret, envelope.header, envelope.payload), envelope.mac
+        ):
+            raise RejectedBlob("bad_mac", f"its signature is not key {envelope.key_id!r}'s")
+    # Checked after the signature: a forged blob is bad_mac whatever it claims to index.
+    if envelope.sha256 != bytes.fromhex(binding.sha256):
+        raise RejectedBlob("wrong_pdf", f"the index of another PDF ({envelope.sha256.hex()[:12]}…)")
+    if (envelope.version, envelope.variant) != (INDEX_VERSION, binding.variant):
         raise RejectedBlob(
             "wrong_version",
-            f"built as version {version} {variant or 'without OCR'}, expected {INDEX_VERSION} "
-            f"{binding.variant or 'without OCR'}",
+            f"built as version {envelope.version} {envelope.variant or 'without OCR'}, expected "
+            f"{INDEX_VERSION} {binding.variant or 'without OCR'}",
         )
-    return Opened(payload, key_id if verify else "")
+    return Opened(envelope.payload, envelope.key_id if verify else "")
