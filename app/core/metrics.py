@@ -2,9 +2,10 @@
 
 Labels are small closed sets, so no request can add series: route templates, never raw paths
 (ids would make one series per document), known HTTP methods or ``_OTHER`` (a client may send
-any token as a method; api/middleware.py), status codes, and the service's own enums. With ``PROMETHEUS_MULTIPROC_DIR`` set before this module is first imported (``serve
---workers N`` sets it for its workers), each process writes its values to files there and a
-scrape sums them (prometheus_client's multiprocess mode); gauges say how (``multiprocess_mode``).
+any token as a method; api/middleware.py), status codes, and the service's own enums. With
+``PROMETHEUS_MULTIPROC_DIR`` set before this module is first imported (``serve --workers N``
+sets it for its workers), each process writes its values to files there and a scrape sums them
+(prometheus_client's multiprocess mode); gauges say how (``multiprocess_mode``).
 
 The list is documented in docs/operating.md; a metric added here belongs there too.
 """
