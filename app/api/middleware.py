@@ -16,7 +16,7 @@ the statuses the service answers. Probes and scrapes are logged at DEBUG: a load
 asking every few seconds would drown the log.
 
 The request's span follows OpenTelemetry's HTTP server conventions: named ``{method} {route}``
-(``{method}`` when no route matched, ``HTTP`` for an unknown method), with
+(``{method}`` when no route matched; ``HTTP`` stands for an unknown method), with
 ``http.request.method`` (``_OTHER`` and ``http.request.method_original`` for an unknown one),
 ``url.scheme``, ``url.path`` (never the query string), ``http.route`` when a route matched,
 ``http.response.status_code``; its status is an error for a 5xx answer only (a 4xx is the
@@ -78,6 +78,11 @@ def route_of(scope: Scope, root_path: str = "") -> str:
     return f"{mounted}/{{path}}" if mounted else UNMATCHED
 
 
+def _span_method(method: str) -> str:
+    # OpenTelemetry's span name stands "HTTP" for a method it does not know.
+    return "HTTP" if method == OTHER_METHOD else method
+
+
 def _span_attributes(scope: Scope, method: str, request_id: str) -> tracing.Attributes:
     attributes = {
         "http.request.method": method,
@@ -115,7 +120,7 @@ class RequestContext:
             await send(message)
 
         with tracing.span(
-            method if method != OTHER_METHOD else "HTTP",
+            _span_method(method),
             _span_attributes(scope, method, request_id) if tracing.enabled() else None,
             kind="server",
             context=tracing.extract(headers),
@@ -139,9 +144,8 @@ class RequestContext:
         route = route_of(scope, root_path)
         metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
         metrics.HTTP_DURATION.labels(route, method).observe(seconds)
-        if route != UNMATCHED and method != OTHER_METHOD:
-            span.update_name(f"{method} {route}")
         if route != UNMATCHED:
+            span.update_name(f"{_span_method(method)} {route}")
             span.set_attribute("http.route", route)
         span.set_attribute("http.response.status_code", status)
         if status >= 500:

@@ -199,7 +199,7 @@ async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other
     assert "error.type" not in attributes(not_found)
 
     brewed = server_span(spans, "/v2/documents/teapot")
-    assert brewed.name == "HTTP"
+    assert brewed.name == "HTTP /v2/documents/{document_id}"
     assert (
         attributes(brewed).items()
         >= {
