@@ -8,8 +8,19 @@ for every log line of the request and for the LLM call, which sends it on.
 
 The route is logged and labelled by its template (``/v2/documents/{document_id}``), never the
 raw path or the query string: ids would make one metric series each, and a query string can
-carry a link's signature. Probes and scrapes are logged at DEBUG: a load balancer asking every
-few seconds would drown the log.
+carry a link's signature; a path no route matched is ``<unmatched>``. The method is one of the
+known ones (OpenTelemetry's list: RFC 9110's, PATCH and QUERY) or ``_OTHER``: a method is any
+token a client cares to send, and each new one would add a series per route and status. So no
+request can grow the metrics: their series are bounded by the routes, the known methods and
+the statuses the service answers. Probes and scrapes are logged at DEBUG: a load balancer
+asking every few seconds would drown the log.
+
+The request's span follows OpenTelemetry's HTTP server conventions: named ``{method} {route}``
+(``{method}`` when no route matched; ``HTTP`` stands for an unknown method), with
+``http.request.method`` (``_OTHER`` and ``http.request.method_original`` for an unknown one),
+``url.scheme``, ``url.path`` (never the query string), ``http.route`` when a route matched,
+``http.response.status_code``; its status is an error for a 5xx answer only (a 4xx is the
+client's error, not the server's).
 """
 
 from __future__ import annotations
@@ -29,7 +40,18 @@ log = logging.getLogger("app.access")
 HEADER = b"x-request-id"
 _VALID_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
 UNMATCHED = "<unmatched>"
+KNOWN_METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"}
+)
+OTHER_METHOD = "_OTHER"
 QUIET_ROUTES = frozenset({"/healthz", "/livez", "/readyz", "/metrics"})
+
+
+def method_of(scope: Scope) -> str:
+    """The request's method as labelled and logged: a known method (case-sensitive, as HTTP
+    methods are) or ``_OTHER``."""
+    method = str(scope["method"])
+    return method if method in KNOWN_METHODS else OTHER_METHOD
 
 
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
@@ -56,6 +78,23 @@ def route_of(scope: Scope, root_path: str = "") -> str:
     return f"{mounted}/{{path}}" if mounted else UNMATCHED
 
 
+def _span_method(method: str) -> str:
+    # OpenTelemetry's span name stands "HTTP" for a method it does not know.
+    return "HTTP" if method == OTHER_METHOD else method
+
+
+def _span_attributes(scope: Scope, method: str, request_id: str) -> tracing.Attributes:
+    attributes = {
+        "http.request.method": method,
+        "url.scheme": str(scope.get("scheme", "http")),
+        "url.path": str(scope.get("path", "")),
+        "highlight.request_id": request_id,
+    }
+    if method == OTHER_METHOD:
+        attributes["http.request.method_original"] = str(scope["method"])
+    return attributes
+
+
 class RequestContext:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -67,7 +106,7 @@ class RequestContext:
         headers = scope.get("headers", [])
         request_id = request_id_from(headers)
         token = REQUEST_ID.set(request_id)
-        method = scope["method"]
+        method = method_of(scope)
         root_path = scope.get("root_path", "")
         started = time.perf_counter()
         status = 500
@@ -81,8 +120,8 @@ class RequestContext:
             await send(message)
 
         with tracing.span(
-            method,
-            {"http.request.method": method, "highlight.request_id": request_id},
+            _span_method(method),
+            _span_attributes(scope, method, request_id) if tracing.enabled() else None,
             kind="server",
             context=tracing.extract(headers),
         ) as span:
@@ -105,9 +144,12 @@ class RequestContext:
         route = route_of(scope, root_path)
         metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
         metrics.HTTP_DURATION.labels(route, method).observe(seconds)
-        span.update_name(f"{method} {route}")
-        span.set_attribute("http.route", route)
+        if route != UNMATCHED:
+            span.update_name(f"{_span_method(method)} {route}")
+            span.set_attribute("http.route", route)
         span.set_attribute("http.response.status_code", status)
+        if status >= 500:
+            tracing.set_error(span, str(status))
         log.log(
             logging.DEBUG if route in QUIET_ROUTES else logging.INFO,
             "%s %s %d %.1f ms",

@@ -211,10 +211,18 @@ _STARLETTE_CODES = {
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
-        if isinstance(exc, DatabaseUnavailable):
-            # An outage, not a bug: one line per request, the driver's error named, no trace.
+        if exc.status_code > 500:
+            # An upstream failure (502: the object store, the LLM), an outage of the database or
+            # a full house (503): expected, not a bug. One line per request naming the cause;
+            # a traceback would only bury it.
             cause = exc.__cause__
-            log.warning("request failed: %s%s", exc.message, f" ({cause!r})"[:300] if cause else "")
+            log.warning(
+                "request failed (%d %s): %s%s",
+                exc.status_code,
+                exc.code.value,
+                exc.message,
+                f" ({cause!r})"[:300] if cause else "",
+            )
         elif exc.status_code >= 500:
             log.error("request failed: %s", exc.message, exc_info=exc)
         return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)

@@ -1,6 +1,9 @@
 """Logging: one JSON object per line for a log pipeline, or plain text for a terminal, every line
 of a request carrying its request id; secrets and the server's own directories never written.
 
+While tracing is on (core/tracing.py), a JSON line written inside a span also carries its
+``trace_id`` and ``span_id``, so a log pipeline links the line to its trace.
+
 The request id lives in a context variable set by the HTTP middleware (api/middleware.py), so
 any layer below (the LLM client sends it on) reads it without it being passed along, and a
 worker thread started with ``asyncio.to_thread`` inherits it.
@@ -24,6 +27,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from app.core import tracing
 
 if TYPE_CHECKING:
     from app.core.config import Settings
@@ -88,7 +93,8 @@ def _request_id_of(record: logging.LogRecord) -> str | None:
 
 class JsonFormatter(logging.Formatter):
     """One object per line: time (UTC, ISO 8601), level, logger, message, request_id (when in a
-    request), the record's extra fields, and exception (a traceback) when there is one."""
+    request), trace_id and span_id (when in a span), the record's extra fields, and exception
+    (a traceback) when there is one."""
 
     def __init__(self, redact: Redactor | None = None) -> None:
         super().__init__()
@@ -104,6 +110,9 @@ class JsonFormatter(logging.Formatter):
         request_id = _request_id_of(record)
         if request_id:
             out["request_id"] = request_id
+        ids = tracing.current_ids()
+        if ids is not None:
+            out["trace_id"], out["span_id"] = ids
         for key, value in record.__dict__.items():
             if key not in _RECORD_FIELDS and not key.startswith("_"):
                 out[key] = self._redact(value) if isinstance(value, str) else value

@@ -1,9 +1,11 @@
 """Every Prometheus metric of the service, defined once, and the text /metrics serves.
 
-Labels are small closed sets (route templates, never raw paths: ids would make one series per
-document). With ``PROMETHEUS_MULTIPROC_DIR`` set before this module is first imported (``serve
---workers N`` sets it for its workers), each process writes its values to files there and a
-scrape sums them (prometheus_client's multiprocess mode); gauges say how (``multiprocess_mode``).
+Labels are small closed sets, so no request can add series: route templates, never raw paths
+(ids would make one series per document), known HTTP methods or ``_OTHER`` (a client may send
+any token as a method; api/middleware.py), status codes, and the service's own enums. With
+``PROMETHEUS_MULTIPROC_DIR`` set before this module is first imported (``serve --workers N``
+sets it for its workers), each process writes its values to files there and a scrape sums them
+(prometheus_client's multiprocess mode); gauges say how (``multiprocess_mode``).
 
 The list is documented in docs/operating.md; a metric added here belongs there too.
 """
@@ -37,7 +39,7 @@ _BUILD_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
 
 HTTP_REQUESTS = Counter(
     "highlight_http_requests",
-    "HTTP requests answered, by route template, method and status code.",
+    "HTTP requests answered, by route template, method (_OTHER when unknown) and status code.",
     ["route", "method", "status"],
 )
 HTTP_DURATION = Histogram(

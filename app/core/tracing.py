@@ -9,7 +9,11 @@ by default ``highlight-service``. OTLP goes over HTTP/protobuf.
 Off, nothing of OpenTelemetry is imported and ``span`` hands out one shared object whose
 methods do nothing: the batch path pays a function call per span. The spans: the HTTP request
 (api/middleware.py, continuing the caller's W3C trace context), the batch, ``choose``, the LLM
-request (its ``traceparent`` is sent to the LLM server), ``locate`` and the database work.
+request (its ``traceparent`` is sent to the LLM server), ``locate`` and the database work
+(``db.read``, ``db.write``, and a client span per SQL statement: app/db/spans.py). Names and
+attributes follow OpenTelemetry's semantic conventions (HTTP server, GenAI client, database
+client); a failed span has status ERROR and ``error.type`` (``set_error``). Log lines written
+inside a span carry its ``trace_id`` and ``span_id`` (``current_ids``, read by core/logs.py).
 """
 
 from __future__ import annotations
@@ -181,12 +185,41 @@ def _start(
         yield current
 
 
-def detached_span(name: str, attributes: Attributes | None = None) -> Span:
+def detached_span(
+    name: str, attributes: Attributes | None = None, *, kind: Kind = "internal"
+) -> Span:
     """A span that is not made current (ended by ``end``): for work that spans an async
-    generator's yields, where a current span would leak into the consumer's context."""
+    generator's yields, where a current span would leak into the consumer's context, or that
+    starts and ends in two callbacks (a database statement)."""
     if _tracer is None:
         return NO_SPAN
-    return _tracer.start_span(name, attributes=attributes)
+    from opentelemetry.trace import SpanKind
+
+    return _tracer.start_span(name, attributes=attributes, kind=SpanKind[kind.upper()])
+
+
+def set_error(span: Span, error_type: str, description: str | None = None) -> None:
+    """Mark ``span`` failed as OpenTelemetry's conventions record errors: status ERROR and
+    ``error.type``, a low-cardinality class of the failure (a status code, an outcome)."""
+    if isinstance(span, _NoSpan):
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_attribute("error.type", error_type)
+    span.set_status(Status(StatusCode.ERROR, description))  # type: ignore[attr-defined]
+
+
+def current_ids() -> tuple[str, str] | None:
+    """The current span's trace and span id (hex, as W3C writes them), None outside a span or
+    while tracing is off."""
+    if _tracer is None:
+        return None
+    from opentelemetry.trace import get_current_span
+
+    context = get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
 def inject(headers: MutableMapping[str, str]) -> None:

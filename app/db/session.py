@@ -51,6 +51,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.core.errors import DatabaseUnavailable, WriteConflict
+from app.db.spans import trace_statements
 from app.db.write_queue import WriteQueue
 
 log = logging.getLogger(__name__)
@@ -170,13 +171,17 @@ def create_engine(
     url = make_url(database_url)
     pool = {"pool_size": pool_size, "max_overflow": max_overflow}
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(url, pool_pre_ping=True, **pool)
+        engine = create_async_engine(url, pool_pre_ping=True, **pool)
+        trace_statements(engine.sync_engine, url)
+        return engine
+    named = url
     url, path = _sqlite_url(url, create)
     if path is None:
         # In memory (or a file: URI passed as is): SQLAlchemy may choose StaticPool, one
         # shared connection, which takes no size.
         pool = {}
     engine = create_async_engine(url, connect_args={"timeout": 30}, **pool)
+    trace_statements(engine.sync_engine, named)
     watch = SqliteFile(path) if path is not None else None
     if watch is not None:
         _watches[engine.sync_engine] = watch

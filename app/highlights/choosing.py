@@ -254,9 +254,8 @@ class SentenceChooser:
                 async with self._slot(min(self.queue_timeout_s, budget_s)):
                     left = budget_s - (time.perf_counter() - started)
                     completion = await self._bounded(self._ask_llm(request, sentences, items), left)
+                # The tokens are on the LLM call's own span (llm/telemetry.py), not repeated here.
                 selection, chosen.tier = completion.value, completion.strategy
-                span.set_attribute("gen_ai.usage.input_tokens", completion.prompt_tokens)
-                span.set_attribute("gen_ai.usage.output_tokens", completion.completion_tokens)
             except Busy:
                 fallback = Reason.llm_busy
                 log.warning(

@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
 from app.db.session import in_transaction, transaction
+from app.db.spans import transaction_attributes
 from app.documents.links import PdfLinks
 from app.highlights import repository
 from app.highlights.batch_log import log_batch
@@ -188,7 +189,10 @@ class HighlightService:
         starts. One short transaction: no connection is held while the LLM thinks."""
         started = time.perf_counter()
         self._check_limits(request)
-        async with tracing.async_span("db.read"), transaction(self.session_factory) as session:
+        async with (
+            tracing.async_span("db.read", transaction_attributes(self.session_factory)),
+            transaction(self.session_factory) as session,
+        ):
             chunks = await repository.stored_chunks(
                 session, [c.chunk_id for c in request.citations]
             )
@@ -365,7 +369,8 @@ class HighlightService:
                 await repository.store_response(session, *cache, self._now())
 
         try:
-            with tracing.span("db.write", {"highlight.rows": len(rows)}):
+            attributes = transaction_attributes(self.session_factory) or {}
+            with tracing.span("db.write", {**attributes, "highlight.rows": len(rows)}):
                 # combine: on SQLite, with other batches' writes waiting (db/write_queue.py).
                 await in_transaction(
                     self.session_factory, write, attempts=STORE_ATTEMPTS, combine=True

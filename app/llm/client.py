@@ -355,6 +355,7 @@ class StructuredClient:
                     self.model,
                     usage,
                     self._attempt(strategy, system, user, schema, schema_name, validate, usage),
+                    self.profile.name,
                 )
             except LLMUnsupported as exc:
                 remembered = not exc.this_call_only

@@ -73,23 +73,32 @@ def request_headers() -> dict[str, str]:
     return headers
 
 
-async def measured(tier: str, model: str, usage: Usage, work: Awaitable[T]) -> T:
+async def measured(tier: str, model: str, usage: Usage, work: Awaitable[T], provider: str) -> T:
     """``work`` (one tier's attempt) counted by outcome and timed, inside a client span, so the
-    trace context its requests send names this span."""
-    attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
+    trace context its requests send names this span. The span follows OpenTelemetry's GenAI
+    conventions: ``chat {model}``, the provider as configured (``openai``, ``vllm``,
+    ``openrouter``), and the tokens this tier's replies reported, here only (the batch's spans
+    do not repeat them, and ``Usage.add`` counts them once in the metrics)."""
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+        "highlight.llm.tier": tier,
+    }
     started = time.perf_counter()
     before = (usage.prompt, usage.completion)
     result = "ok"
-    with tracing.span(f"chat {tier}", attributes, kind="client") as span:
+    with tracing.span(f"chat {model}", attributes, kind="client") as span:
         try:
             return await work
         except BaseException as exc:
             result = outcome(exc)
+            tracing.set_error(span, result)
             raise
         finally:
             metrics.LLM_CALLS.labels(tier, result).inc()
             metrics.LLM_DURATION.labels(tier).observe(time.perf_counter() - started)
-            span.set_attribute("highlight.llm.tier", tier)
             span.set_attribute("highlight.llm.outcome", result)
-            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt - before[0])
-            span.set_attribute("gen_ai.usage.output_tokens", usage.completion - before[1])
+            if (usage.prompt, usage.completion) != before:
+                span.set_attribute("gen_ai.usage.input_tokens", usage.prompt - before[0])
+                span.set_attribute("gen_ai.usage.output_tokens", usage.completion - before[1])

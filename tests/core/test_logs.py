@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import SecretStr
 
+from app.core import tracing
 from app.core.config import Settings
 from app.core.logs import (
     HANDLER_NAME,
@@ -73,6 +75,20 @@ def test_an_exception_stays_on_one_json_line() -> None:
 def test_outside_a_request_there_is_no_request_id() -> None:
     assert "request_id" not in json.loads(JsonFormatter().format(_record("idle")))
     assert "[" not in TextFormatter().format(_record("idle"))
+
+
+def test_a_json_line_names_the_span_it_is_written_in(spans: InMemorySpanExporter) -> None:
+    assert "trace_id" not in json.loads(JsonFormatter().format(_record("outside")))
+    with tracing.span("batch"):
+        inside = json.loads(JsonFormatter().format(_record("inside")))
+    (batch,) = spans.get_finished_spans()
+    assert inside["trace_id"] == f"{batch.context.trace_id:032x}"
+    assert inside["span_id"] == f"{batch.context.span_id:016x}"
+
+
+def test_tracing_off_adds_no_ids() -> None:
+    with tracing.span("batch"):
+        assert "trace_id" not in json.loads(JsonFormatter().format(_record("untraced")))
 
 
 def test_a_text_line_names_the_request() -> None:
