@@ -51,7 +51,11 @@ class UpperRng(random.Random):
         return b
 
 
-def make_client(server: ScriptedLLM, clock: FakeClock, **kwargs: Any) -> StructuredClient:
+def make_client(
+    server: ScriptedLLM, clock: FakeClock, *, real_time: bool = False, **kwargs: Any
+) -> StructuredClient:
+    """A client whose sleeps ``clock`` records; its deadlines are read on ``clock`` too, or on
+    time.monotonic with ``real_time`` (a caller's deadline on the real clock)."""
     return StructuredClient(
         base_url=server.base_url,
         model="scripted-model",
@@ -61,7 +65,7 @@ def make_client(server: ScriptedLLM, clock: FakeClock, **kwargs: Any) -> Structu
         max_retries=kwargs.pop("max_retries", 2),
         backoff_s=kwargs.pop("backoff_s", 1.0),
         sleep=clock.sleep,
-        clock=clock,
+        clock=time.monotonic if real_time else clock,
         **kwargs,
     )
 
@@ -255,3 +259,40 @@ def test_the_longest_asked_wait_wins() -> None:
         body = json.loads('{"metadata": {"retry_after_seconds": 9}}')
 
     assert asked_wait(Failure()) == 9.0
+
+
+async def test_a_batch_whose_llm_asks_to_wait_past_its_deadline_says_so_at_once(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    """The chooser hands the client its deadline: a 429 asking for two minutes answers the
+    batch lexically now, with the status in the note, not when the deadline runs out."""
+    from app.highlights.choosing import SentenceChooser
+    from app.highlights.schemas import HighlightBatchRequest, Reason
+    from app.selection.sentences import split_sentences
+
+    scripted_llm.handler = lambda body: Reply(
+        429, {"error": {"message": "slow down"}}, headers={"retry-after": "120"}
+    )
+    clock = FakeClock()
+    # The chooser's deadline is on time.monotonic, the client's clock; only sleeps are faked.
+    llm = make_client(scripted_llm, clock, real_time=True)
+    chooser = SentenceChooser(llm, 3, max_in_flight=1, queue_timeout_s=30)
+    request = HighlightBatchRequest.model_validate(
+        {
+            "query": "What will it cost?",
+            "answer": "It costs 12.5 billion.",
+            "citations": [{"chunk_id": "c1", "citation_id": "1"}],
+        }
+    )
+    sentences = {"c1": split_sentences("The programme will cost 12.5 billion. It is paid.")}
+    try:
+        chosen = await chooser.choose(request, sentences, {"c1": [None]}, 20)
+    finally:
+        await llm.close()
+    assert chosen.method == "lexical"
+    assert chosen.per_chunk["c1"].reason == Reason.llm_unavailable
+    assert chosen.note is not None
+    assert "HTTP 429" in chosen.note
+    assert "120 s" in chosen.note
+    assert clock.slept == []
+    assert len(scripted_llm.requests) == 1
