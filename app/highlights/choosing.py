@@ -190,6 +190,7 @@ class SentenceChooser:
         request: HighlightBatchRequest,
         sentences: dict[str, list[Sentence]],
         items: list[tuple[str, Span]],
+        deadline: float,
     ) -> Completion[Selection]:
         assert self.llm is not None
         choices = [ChunkChoice(len(sentences[cid])) for cid, _ in items]
@@ -208,6 +209,7 @@ class SentenceChooser:
             schema=narrowed_schema(choices, limit),
             schema_name="HighlightBatchResult",
             validate=lambda raw: validate_reply(raw, choices, limit),
+            deadline=deadline,
         )
         if completion.value.dropped_ids or completion.value.extra_positions:
             log.warning(
@@ -253,7 +255,11 @@ class SentenceChooser:
             try:
                 async with self._slot(min(self.queue_timeout_s, budget_s)):
                     left = budget_s - (time.perf_counter() - started)
-                    completion = await self._bounded(self._ask_llm(request, sentences, items), left)
+                    # The client's retries wait no longer than this (time.monotonic, its clock).
+                    deadline = time.monotonic() + left
+                    completion = await self._bounded(
+                        self._ask_llm(request, sentences, items, deadline), left
+                    )
                 # The tokens are on the LLM call's own span (llm/telemetry.py), not repeated here.
                 selection, chosen.tier = completion.value, completion.strategy
             except Busy:
@@ -266,6 +272,12 @@ class SentenceChooser:
             except LLMError as exc:
                 log.warning("LLM selection failed (%s): %s", exc.kind, exc.message)
                 fallback = reason_for(exc)
+                if isinstance(exc, LLMUnavailable) and exc.retry_after_s is not None:
+                    chosen.note = (
+                        f"The LLM server answered HTTP {exc.status or 'error'} and asked to wait "
+                        f"{exc.retry_after_s:.0f} s, past the batch deadline; sentences were "
+                        "chosen by word overlap."
+                    )
                 if isinstance(exc, LLMTruncated) and exc.by_reasoning:
                     chosen.note = (
                         "The LLM spent its whole token budget reasoning before it answered; "

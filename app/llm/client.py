@@ -9,7 +9,12 @@ for this (base URL, model):
 - a refusal of an ordinary parameter (reasoning models refuse ``max_tokens`` and
   ``temperature: 0``) is learned per model and the same strategy is sent again without it;
 - the reasoning effort likewise: left out or raised, learned per model (reasoning.py);
-- timeouts, connection errors, 429 and 5xx are retried with bounded backoff on the same strategy;
+- timeouts, connection errors, 429 and 5xx are retried on the same strategy after the wait the
+  server asks for (``Retry-After``, OpenRouter's ``retry_after_seconds``) or a jittered
+  exponential backoff, never past the call's deadline: a wait that would outlast it is reported
+  at once (retries.py);
+- a 5xx saying the grammar backend cannot compile the schema (vllm#57725) is not retried: the
+  next strategy is tried, and this schema starts there for the rest of the process;
 - a truncated reply (finish_reason "length") is reported as such, never repaired, naming the
   reasoning when that spent the budget (reasoning.py); only ``content`` is read, never the
   ``reasoning``/``reasoning_content`` text beside it; a 200 that is not a chat completion (an
@@ -25,10 +30,12 @@ reports.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
+import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -45,11 +52,12 @@ from app.llm.errors import (
     LLMUnsupported,
 )
 from app.llm.memory import MAX_COMPLETION_TOKENS, OMIT_TEMPERATURE, CapabilityMemory
-from app.llm.parsing import extract_json
+from app.llm.parsing import extract_json, read_completion
 from app.llm.providers import EFFORTS, ProviderProfile, Strategy, merge_extra
 from app.llm.reasoning import ReasoningPolicy, reasoned, spent_reasoning
 from app.llm.refusals import REASONING_EFFORT, read_refusal
 from app.llm.reply_cap import UNENCODED, capped, install, reply_cap
+from app.llm.retries import wait_before_retry
 from app.llm.schema import JSON
 from app.llm.telemetry import Usage, count_downgrade, count_retry, measured, request_headers
 
@@ -57,7 +65,6 @@ from app.llm.telemetry import Usage, count_downgrade, count_retry, measured, req
 __all__ = ["CapabilityMemory", "Completion", "StructuredClient"]
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-MAX_BACKOFF_S = 8.0
 # The quirk that answers each ordinary parameter a model refuses.
 _QUIRK_FOR_PARAMETER = {"temperature": OMIT_TEMPERATURE, "max_tokens": MAX_COMPLETION_TOKENS}
 
@@ -72,34 +79,6 @@ class Completion(Generic[T]):
     # Summed over the tiers tried, as the server's ``usage`` reported them.
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-
-def _read_completion(response: Any) -> tuple[str | None, str | None]:
-    """(content, finish_reason) of a chat completion, whatever the server put in the 200."""
-    if isinstance(response, str | bytes | list) or response is None:
-        preview = str(response)[:80].replace("\n", " ")
-        raise LLMInvalidOutput(f"the LLM server's 200 is not a chat completion: {preview!r}")
-    error = getattr(response, "error", None)
-    choices = getattr(response, "choices", None)
-    if error and not choices:
-        # OpenRouter: an upstream failure after the 200 status was sent.
-        raise LLMUnavailable(f"the LLM server reported an error: {read_refusal(error, '').text}")
-    if not isinstance(choices, list) or not choices:
-        raise LLMInvalidOutput("the LLM server's reply has no choices")
-    choice = choices[0]
-    finish = getattr(choice, "finish_reason", None)
-    if finish == "error":
-        raise LLMUnavailable("the LLM provider failed while generating (finish_reason 'error')")
-    message = getattr(choice, "message", None)
-    if message is None:
-        raise LLMInvalidOutput("the LLM server's choice has no message")
-    refusal = getattr(message, "refusal", None)
-    if isinstance(refusal, str) and refusal:
-        raise LLMRejected(f"the model refused to answer: {refusal[:200]}")
-    content = getattr(message, "content", None)
-    if content is not None and not isinstance(content, str):
-        raise LLMInvalidOutput("the LLM server's message content is not text")
-    return content, finish if isinstance(finish, str) else None
 
 
 def _status_error(exc: openai.APIStatusError) -> LLMError:
@@ -144,6 +123,9 @@ class StructuredClient:
         backoff_s: float = 0.5,
         http_client: openai.DefaultAsyncHttpxClient | None = None,
         max_reply_bytes: int | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model
         self.profile = profile
@@ -152,6 +134,10 @@ class StructuredClient:
         self.temperature = temperature
         self.memory = memory or CapabilityMemory()
         self.backoff_s = backoff_s
+        # The backoff's jitter, the wait and the deadline's clock: injected by tests.
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        self._clock = clock
         self.max_reply_bytes = max_reply_bytes or reply_cap(max_tokens)
         self._key = (base_url.rstrip("/"), model)
         self.reasoning = ReasoningPolicy(profile.reasoning_effort, self.memory, self._key, model)
@@ -232,9 +218,12 @@ class StructuredClient:
         request["extra_body"] = extra or None
         return request
 
-    async def _send(self, request: JSON) -> tuple[str | None, str | None, Any]:
+    async def _send(
+        self, request: JSON, deadline: float | None, constrained: bool
+    ) -> tuple[str | None, str | None, Any]:
         """One HTTP exchange with bounded retries; returns (content, finish_reason, the reply
-        for its usage)."""
+        for its usage). ``constrained``: the request carries a schema for the server's grammar
+        backend."""
         for attempt in range(self.max_retries + 1):
             try:
                 with capped(self.max_reply_bytes):
@@ -246,31 +235,33 @@ class StructuredClient:
                 openai.RateLimitError,
                 openai.InternalServerError,
             ) as exc:
+                if constrained and isinstance(exc, openai.InternalServerError):
+                    refusal = read_refusal(exc.body, str(exc.message))
+                    if refusal.grammar_failed:
+                        raise LLMUnsupported(
+                            f"the grammar backend failed on this schema: {refusal.text}",
+                            per_schema=True,
+                        ) from exc
                 if attempt == self.max_retries:
                     raise LLMUnavailable(
-                        f"the LLM server did not answer after {attempt + 1} attempts: {exc}"
+                        f"the LLM server did not answer after {attempt + 1} attempts: {exc}",
+                        status=getattr(exc, "status_code", None),
                     ) from exc
-                delay = self._retry_after(exc) or min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
+                left = None if deadline is None else deadline - self._clock()
+                delay = wait_before_retry(
+                    exc, attempt, base_s=self.backoff_s, rng=self._rng, left_s=left
+                )
                 count_retry(exc)
-                log.warning("llm call failed (%s), retrying in %.1fs", type(exc).__name__, delay)
-                await asyncio.sleep(delay)
+                log.warning("llm call failed (%s), retrying in %.2fs", type(exc).__name__, delay)
+                await self._sleep(delay)
                 continue
             except openai.APIStatusError as exc:
                 raise _status_error(exc) from exc
             except (openai.APIResponseValidationError, ValueError) as exc:
                 # A 200 whose body is not JSON although it says so.
                 raise LLMInvalidOutput(f"the LLM server's 200 is not JSON: {exc}") from exc
-            return (*_read_completion(response), response)
+            return (*read_completion(response), response)
         raise AssertionError("unreachable")
-
-    @staticmethod
-    def _retry_after(exc: Exception) -> float | None:
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        try:
-            return min(MAX_BACKOFF_S, float(header)) if header else None
-        except ValueError:
-            return None
 
     async def _attempt(
         self,
@@ -281,6 +272,7 @@ class StructuredClient:
         name: str,
         validate: Callable[[Any], T],
         usage: Usage,
+        deadline: float | None,
     ) -> T:
         """One strategy, sent again (at most once per parameter, or per step of the reasoning
         effort) while the model refuses an ordinary parameter that can be left out, renamed or
@@ -295,7 +287,9 @@ class StructuredClient:
             effort = self.reasoning.effort(quirks)
             try:
                 content, finish, response = await self._send(
-                    self._request(strategy, quirks, system, user, schema, name)
+                    self._request(strategy, quirks, system, user, schema, name),
+                    deadline,
+                    strategy.tier != "prompted",
                 )
             except LLMParameterRefused as exc:
                 if exc.parameter == REASONING_EFFORT:
@@ -339,12 +333,19 @@ class StructuredClient:
         schema: JSON,
         schema_name: str,
         validate: Callable[[Any], T],
+        deadline: float | None = None,
     ) -> Completion[T]:
         """Ask for JSON that fits ``schema``; ``validate`` turns it into T or raises
-        LLMInvalidOutput. Raises the last LLMError when every strategy failed."""
+        LLMInvalidOutput. Raises the last LLMError when every strategy failed. ``deadline``
+        (on the client's clock, ``time.monotonic`` unless injected) bounds the waits between
+        retries; the caller still bounds the call itself."""
         started = time.perf_counter()
         strategies = self.profile.strategies
-        first = min(self.memory.start(self._key), len(strategies) - 1)
+        fingerprint = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+        first = min(
+            max(self.memory.start(self._key), self.memory.schema_start(self._key, fingerprint)),
+            len(strategies) - 1,
+        )
         last_error: LLMError | None = None
         usage = Usage()
         for index in range(first, len(strategies)):
@@ -354,12 +355,17 @@ class StructuredClient:
                     strategy.name,
                     self.model,
                     usage,
-                    self._attempt(strategy, system, user, schema, schema_name, validate, usage),
+                    self._attempt(
+                        strategy, system, user, schema, schema_name, validate, usage, deadline
+                    ),
                     self.profile.name,
                 )
             except LLMUnsupported as exc:
                 remembered = not exc.this_call_only
-                if remembered:
+                if exc.per_schema:
+                    log.info("llm tier %s cannot compile this schema: %s", strategy.name, exc)
+                    self.memory.downgrade_schema(self._key, fingerprint, index + 1)
+                elif remembered:
                     log.info("llm tier %s unsupported by %s: %s", strategy.name, self._key, exc)
                     self.memory.downgrade(self._key, index + 1)
                 else:

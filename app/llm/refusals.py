@@ -49,6 +49,20 @@ _TOO_BIG = re.compile(
     r"expected at most|too (?:large|big|many|complex|long)|exceed|maximum (?:number|size)",
     re.IGNORECASE,
 )
+# A 5xx of vLLM's structured-output backend failing on the schema itself, which no retry mends:
+# "Failed to transform json schema into a grammar: …" (xgrammar, raised as a ValueError that
+# vLLM's fallback handler turned into a 500, vllm-project/vllm#57725), "Grammar error: Invalid
+# type", a grammar that compiles but admits no token ("grammar rejected tokens", "Failed to
+# advance FSM", killed mid-generation, the second half of #57725), guidance's and outlines'
+# "failed to compile" and "not supported" wordings.
+_GRAMMAR_FAILED = re.compile(
+    r"failed to (?:transform json schema|compile|advance fsm|build (?:the )?grammar)"
+    r"|grammar (?:error|rejected tokens|compilation failed)"
+    r"|(?:schema|features?) (?:is |are )?not supported"
+    r"|not supported by (?:xgrammar|guidance|llguidance|outlines)"
+    r"|invalid json schema|(?:json )?schema (?:cannot|could not) be (?:compiled|validated)",
+    re.IGNORECASE,
+)
 _NO_ENDPOINTS = re.compile(r"no endpoints found that (?:can handle|support)", re.IGNORECASE)
 # "Unsupported parameter: 'max_tokens' …", "Unsupported value: 'temperature' does not support 0"
 _PARAMETER = re.compile(r"unsupported (?:parameter|value): '(\w+)'", re.IGNORECASE)
@@ -125,6 +139,11 @@ class Refusal:
         return bool(_SCHEMA.search(self.text)) or bool(
             re.search(r"not supported|unsupported", self.text, re.I)
         )
+
+    @property
+    def grammar_failed(self) -> bool:
+        """A 5xx body saying the structured-output backend cannot compile the schema."""
+        return bool(_GRAMMAR_FAILED.search(self.text))
 
     @property
     def schema_too_big(self) -> bool:

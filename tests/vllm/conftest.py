@@ -14,9 +14,11 @@ Which server is used:
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +26,15 @@ from typing import Any
 
 import jsonschema
 import pytest
+from packaging.version import Version
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 VLLM_SH = PROJECT_ROOT / "scripts" / "vllm.sh"
 DEFAULT_MODEL = "tiny-llama"
 DEFAULT_PORT = "8011"
 THIS_DIR = Path(__file__).resolve().parent
+# The oldest vLLM the service supports (docs/llm.md, scripts/vllm.sh's VLLM_FLOOR).
+VLLM_FLOOR = Version("0.32")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -81,10 +86,20 @@ def _vllm_sh(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def require_supported_version(base_url: str) -> None:
+    """Fail the suite against a vLLM older than the floor: its findings would not hold for the
+    service (vLLM serves its version at /version, beside /v1)."""
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/version", timeout=10) as reply:
+        version = json.load(reply)["version"]
+    if Version(version).release < VLLM_FLOOR.release:
+        pytest.fail(f"vLLM {version} at {base_url} is older than the supported {VLLM_FLOOR}")
+
+
 @pytest.fixture(scope="session")
 def vllm_server() -> Iterator[VllmServer]:
     external = os.environ.get("HIGHLIGHT_TEST_VLLM_URL")
     if external:
+        require_supported_version(external.rstrip("/"))
         log = os.environ.get("HIGHLIGHT_TEST_VLLM_LOG")
         yield VllmServer(
             base_url=external.rstrip("/"),
@@ -110,6 +125,7 @@ def vllm_server() -> Iterator[VllmServer]:
         if _vllm_sh("start", port).returncode != 0:
             pytest.fail("the running vLLM server (scripts/vllm.sh status) does not answer")
     try:
+        require_supported_version(base_url)
         yield VllmServer(
             base_url=base_url, model=DEFAULT_MODEL, log_path=log_path, started_here=started_here
         )
