@@ -53,10 +53,12 @@ def _insert_statement(dialect: str, table: str) -> Executable:
     no-ops. Made once per dialect and table; a dialect's module is imported only by a process
     that uses it (PostgreSQL's took a fifth of a second of the app's import)."""
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(_TABLES[table]).on_conflict_do_nothing()
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(_TABLES[table]).on_conflict_do_nothing()
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(_TABLES[table]).on_conflict_do_nothing()
 
 
 async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
