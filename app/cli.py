@@ -85,7 +85,8 @@ def _start_up_problem(settings: Settings, exc: BaseException) -> str:
 
 def _serve(settings: Settings, host: str, port: int, workers: int | None = None) -> None:
     from app.main import create_app, describe_service
-    from app.server import serve, serve_workers
+    from app.server import serve
+    from app.server_workers import serve_workers
 
     summary = describe_service(settings)
     workers = workers or settings.workers

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
@@ -29,6 +28,9 @@ from app.db.session import (
 )
 from app.highlights.schemas import BatchSummary, CitationEvent
 from app.services import open_services
+
+if TYPE_CHECKING:  # openai takes a second to import; it is loaded when an LLM client is built
+    import openai
 
 
 def _include_routers(app: FastAPI, settings: Settings) -> None:

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import openai
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.core.config import Settings
@@ -22,7 +22,6 @@ from app.documents.service import DocumentService
 from app.highlights.limits import Limits
 from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
-from app.llm.client import StructuredClient
 from app.llm.providers import build_profile
 from app.pdfs.backends import build_storage
 from app.pdfs.index_cache import IndexCache
@@ -30,6 +29,11 @@ from app.pdfs.index_signing import SigningKeys
 from app.pdfs.indexing import ocr_options
 from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import pdf_workers
+
+if TYPE_CHECKING:  # openai takes a second to import: only where an LLM client is built
+    import openai
+
+    from app.llm.client import StructuredClient
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +44,8 @@ def build_llm(
     if settings.llm_provider == "none":
         return None
     settings.require_llm_settings()
+    from app.llm.client import StructuredClient
+
     return StructuredClient(
         base_url=settings.llm_base_url,
         model=settings.llm_model,

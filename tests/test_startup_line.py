@@ -8,6 +8,7 @@ import pytest
 from app.core.config import Settings
 from app.db.session import describe_database
 from app.main import describe_service
+from app.server_workers import workers_line
 
 
 @pytest.mark.parametrize(
@@ -55,3 +56,18 @@ def test_the_summary_names_the_llm_and_whether_auth_is_on() -> None:
     said = describe_service(wired)
     assert said == "database PostgreSQL highlight, LLM vllm (Qwen/Qwen3-8B), auth on"
     assert "TOPSECRET" not in said
+
+
+def test_the_workers_line_names_the_workers_and_their_health_check_timeout() -> None:
+    # The parent of `serve --workers N` says how long a worker may take to answer before it is
+    # killed: a host that needs longer shows it here, beside the workers replaced in the log.
+    settings = Settings(_env_file=None, worker_healthcheck_timeout_s=90)
+    line = workers_line(
+        "http://127.0.0.1:8000", 2, settings.worker_healthcheck_timeout_s, "auth off"
+    )
+    assert line == (
+        "highlight-service listening on http://127.0.0.1:8000 with 2 worker processes, each "
+        "replaced if it does not answer a health check within 90 s (auth off)"
+    )
+    # uvicorn's own 5 s killed every worker of a busy host before it had imported the app.
+    assert Settings.model_fields["worker_healthcheck_timeout_s"].default == 60

@@ -3,7 +3,8 @@
 Which process served a connection is read from the operating system (psutil: the sockets each
 process holds), not from anything the service says about itself. A shutdown must tell every
 worker's service first, so batches waiting on a slow LLM answer lexically at once, and stop all
-of them within the grace period.
+of them within the grace period. A worker is replaced only when it exits or stops answering the
+supervisor's health check, and the log says which and why, also on a host whose cores are busy.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import psutil
@@ -26,7 +29,7 @@ from fastapi import FastAPI
 from app.cli import _parser
 from app.core.config import Settings
 from app.core.errors import AppError
-from app.server import serve_workers
+from app.server_workers import serve_workers
 from tests.api.helpers import CHUNK_MAIN
 from tests.api.test_highlights import batch
 from tests.fixtures.app import make_settings
@@ -62,13 +65,13 @@ def _connect(service: LiveService) -> http.client.HTTPConnection:
 
 
 def _one_connection_per_worker(
-    service: LiveService, workers: int
+    service: LiveService, workers: int, timeout_s: float = 60
 ) -> tuple[dict[int, http.client.HTTPConnection], list[http.client.HTTPConnection]]:
     """Connections opened until each of ``workers`` processes has accepted one (the kernel
     hands a connection to whichever worker accepts first): one per worker PID, and all opened."""
     opened: list[http.client.HTTPConnection] = []
     by_worker: dict[int, http.client.HTTPConnection] = {}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timeout_s
     while len(by_worker) < workers and time.monotonic() < deadline:
         opened.append(_connect(service))
         owners = service.connections_by_process()
@@ -239,6 +242,12 @@ def test_a_worker_killed_is_replaced_and_its_share_of_connections_goes_elsewhere
         assert len(workers) == 2, workers
         assert kept in workers
         assert killed not in workers
+        (replacement,) = workers - {kept}
+        said = service.output()
+        assert (
+            f"worker process {killed} was killed by SIGKILL; "
+            f"started worker process {replacement} in its place"
+        ) in said, said
 
 
 @pytest.mark.slow
@@ -256,3 +265,108 @@ def test_a_request_head_of_a_megabyte_is_refused(tmp_path: Path) -> None:
                     b"GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * size + b"\r\n\r\n"
                 )
                 assert sock.recv(64).split(b" ")[1] == status, size
+
+
+@contextmanager
+def _one_busy_core(hogs: int) -> Iterator[None]:
+    """``hogs`` busy processes on one core, and every process this thread starts meanwhile (the
+    service and its workers inherit the core): a host whose CPU is taken. There uvicorn's 5 s
+    health check killed each worker before it had imported the app, and its replacement alike."""
+    before = os.sched_getaffinity(0)
+    core = max(before)
+    os.sched_setaffinity(0, {core})  # this thread only: the threads of the test run elsewhere
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
+    try:
+        yield
+    finally:
+        for hog in busy:
+            hog.kill()
+        for hog in busy:
+            hog.wait()
+        os.sched_setaffinity(0, before)
+
+
+class _WorkerCensus:
+    """Every uvicorn worker process this test's service ever had (the processes spawned by
+    multiprocessing among this process's descendants), sampled until stopped: what the operating
+    system says, so a worker killed and replaced shows as a third PID."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(0.05):
+            for child in me.children(recursive=True):
+                try:
+                    if "spawn_main" in " ".join(child.cmdline()):
+                        self.seen.add(child.pid)
+                except psutil.Error:  # exited meanwhile
+                    continue
+
+    def stop(self) -> set[int]:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.seen
+
+
+@pytest.mark.slow
+def test_two_workers_come_up_and_stay_up_on_a_busy_core(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    env = _env(tmp_path, scripted_llm)
+    census = _WorkerCensus()
+    try:
+        with (
+            _one_busy_core(hogs=4),
+            # Generous bounds that only guard against a hang: on one core shared with four busy
+            # processes a worker takes several times its idle start-up.
+            live_service(tmp_path, env, "serve", "--workers", "2", startup_s=180) as service,
+        ):
+            by_worker, opened = _one_connection_per_worker(service, 2, timeout_s=180)
+            for connection in opened:
+                connection.close()
+            said = service.output()
+    finally:
+        seen = census.stop()
+    # Each worker served, and they are the only two there ever were: none was killed for a
+    # missed health check (nor replaced for any other reason).
+    assert seen == set(by_worker), (sorted(seen), sorted(by_worker), said)
+    assert "health check within 60 s" in said  # the start-up line says how long a worker has
+    assert "did not answer the health check" not in said
+    for pid in by_worker:
+        assert f"worker process {pid} ready" in said, said
+
+
+@pytest.mark.slow
+def test_a_worker_that_stops_answering_is_killed_and_the_log_says_why(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    env = {**_env(tmp_path, scripted_llm), "HIGHLIGHT_WORKER_HEALTHCHECK_TIMEOUT_S": "20"}
+    with live_service(tmp_path, env, "serve", "--workers", "2") as service:
+        by_worker, opened = _one_connection_per_worker(service, 2)
+        for connection in opened:
+            connection.close()
+        assert "health check within 20 s" in service.output()
+        stopped, kept = sorted(by_worker)
+        # Stopped, it answers nothing, as a worker stuck in a loop that holds the GIL would.
+        os.kill(stopped, signal.SIGSTOP)
+        expected = f"worker process {stopped} did not answer the health check within 20 s"
+        deadline = time.monotonic() + 120
+        while expected not in service.output() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        said = service.output()
+        assert expected in said, said
+        assert "HIGHLIGHT_WORKER_HEALTHCHECK_TIMEOUT_S" in said
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            workers = set(service.connections_by_process()) - {service.process.pid}
+            if len(workers) == 2 and stopped not in workers:
+                break
+            time.sleep(0.2)
+        assert len(workers) == 2, workers
+        assert kept in workers
+        assert stopped not in workers

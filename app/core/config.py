@@ -133,6 +133,10 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True
     # Worker processes of `serve` (each with its own PDF workers and caches); 1 is one process.
     workers: int = Field(default=1, ge=1, le=64)
+    # A worker of `serve --workers N` that does not answer the supervisor's health check within
+    # this is killed and replaced. Its first answer comes only once it has imported the app:
+    # uvicorn's 5 s killed every worker of a busy host before that, again and again.
+    worker_healthcheck_timeout_s: int = Field(default=60, ge=1, le=3600)
     # LLM calls in flight at once from this replica; a batch that cannot get a slot within
     # llm_queue_timeout_s (or its deadline) answers with the lexical selector (reason llm_busy).
     llm_max_in_flight: int = Field(default=16, ge=1, le=1024)

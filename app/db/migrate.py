@@ -17,13 +17,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
 from app.db.session import database_path
+
+if TYPE_CHECKING:  # alembic (and mako) load when a migration runs, not with every app import
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 # pg_advisory_lock's key: any fixed 64-bit number, the same in every release.
@@ -31,6 +33,8 @@ ADVISORY_LOCK_KEY = 0x68_6C_73_76_63_6D_69_67  # "hlsvcmig"
 
 
 def alembic_config(database_url: str) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["database_url"] = database_url
@@ -39,6 +43,8 @@ def alembic_config(database_url: str) -> Config:
 
 @lru_cache(maxsize=1)
 def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config("sqlite://"))
 
 
@@ -101,6 +107,8 @@ _MIGRATION_LOG = logging.getLogger("alembic.runtime.migration")
 def upgrade(database_url: str, revision: str = "head") -> list[str]:
     """Blocking (env.py runs its own event loop): call it from a thread inside async code.
     Returns the revisions applied, oldest first (empty: the schema was up to date)."""
+    from alembic import command
+
     steps = _AppliedSteps()
     _MIGRATION_LOG.addFilter(steps)
     try:
@@ -112,5 +120,7 @@ def upgrade(database_url: str, revision: str = "head") -> list[str]:
 
 
 def downgrade(database_url: str, revision: str) -> None:
+    from alembic import command
+
     with _file_lock(sqlite_lock_path(database_url)):
         command.downgrade(alembic_config(database_url), revision)

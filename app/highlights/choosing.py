@@ -19,14 +19,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from app.core import metrics, tracing
 from app.highlights.cited import Choice
 from app.highlights.contract import ChunkChoice, Selection, narrowed_schema, validate_reply
 from app.highlights.prompts import PromptChunk, system_prompt, user_prompt
 from app.highlights.schemas import HighlightBatchRequest, Method, Reason
-from app.llm.client import Completion, StructuredClient
 from app.llm.errors import (
     LLMError,
     LLMInvalidOutput,
@@ -39,6 +38,9 @@ from app.selection.selection import Span, select_claims
 from app.selection.sentences import Sentence
 from app.selection.stats import DocumentStats
 from app.selection.support import Verdict
+
+if TYPE_CHECKING:  # the client imports openai (a second): built only when an LLM is set
+    from app.llm.client import Completion, StructuredClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

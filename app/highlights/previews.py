@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import pymupdf
-
 from app.highlights.schemas import Rect
 from app.pdfs.pdf import open_pdf
 
@@ -52,6 +50,8 @@ def render_page(
 ) -> tuple[bytes, float]:
     """PNG of page ``page_number`` (1-based) as displayed, with ``rects`` (the API's displayed
     frame, PDF points) filled, and the scale it was rendered at."""
+    import pymupdf  # in the PDF worker that renders: the service never imports it itself
+
     with open_pdf(pdf) as doc:
         page = doc[page_number - 1]
         scale = bounded_scale(page.rect.width, page.rect.height, scale, max_pixels)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from functools import cache
 from typing import cast
 
 from sqlalchemy import Executable, Table, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.documents.models import Chunk, Document
@@ -27,17 +27,7 @@ _document = cast(Table, Document.__table__)
 _highlight = cast(Table, StoredHighlight.__table__)
 _cache = cast(Table, CachedResult.__table__)
 
-# Concurrent identical batches write the same rows: the first one wins, the rest are no-ops.
-_INSERT_OR_IGNORE: dict[str, dict[str, Executable]] = {
-    "postgresql": {
-        "highlight": postgresql.insert(_highlight).on_conflict_do_nothing(),
-        "result_cache": postgresql.insert(_cache).on_conflict_do_nothing(),
-    },
-    "sqlite": {
-        "highlight": sqlite.insert(_highlight).on_conflict_do_nothing(),
-        "result_cache": sqlite.insert(_cache).on_conflict_do_nothing(),
-    },
-}
+_TABLES = {"highlight": _highlight, "result_cache": _cache}
 # In StoredChunk's field order.
 _CHUNK_COLUMNS = (
     _chunk.c.id,
@@ -54,7 +44,21 @@ _CHUNK_COLUMNS = (
 
 def _insert_or_ignore(session: AsyncSession, table: str) -> Executable:
     dialect = session.get_bind().dialect.name
-    return _INSERT_OR_IGNORE["postgresql" if dialect == "postgresql" else "sqlite"][table]
+    return _insert_statement("postgresql" if dialect == "postgresql" else "sqlite", table)
+
+
+@cache
+def _insert_statement(dialect: str, table: str) -> Executable:
+    """Concurrent identical batches write the same rows: the first one wins, the rest are
+    no-ops. Made once per dialect and table; a dialect's module is imported only by a process
+    that uses it (PostgreSQL's took a fifth of a second of the app's import)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(_TABLES[table]).on_conflict_do_nothing()
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(_TABLES[table]).on_conflict_do_nothing()
 
 
 async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -53,13 +54,15 @@ from app.highlights.schemas import (
 )
 from app.highlights.stored import forget_other_content
 from app.highlights.term_stats import TermStatistics
-from app.llm.client import StructuredClient
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.indexing import open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
 from app.selection.sentences import split_sentences
 from app.selection.stats import DocumentStats
+
+if TYPE_CHECKING:  # the client imports openai (a second): built only when an LLM is set
+    from app.llm.client import StructuredClient
 
 log = logging.getLogger(__name__)
 # Old cache rows are deleted at most this often per process (on a write).

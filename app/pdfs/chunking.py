@@ -27,7 +27,6 @@ from app.alignment.index import DocumentIndex
 from app.alignment.layout import Segment, segments
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, is_cjk
-from app.pdfs.extract import build_index
 from app.pdfs.ocr import OcrPage
 from app.selection.sentences import split_sentences
 
@@ -311,5 +310,7 @@ def chunk_pdf(
 ) -> tuple[list[ChunkDraft], int]:
     """Return the chunks and the page count. ``ocr_pages``: scanned pages read by OCR, which
     replace those pages' text layers (``build_index``)."""
+    from app.pdfs.extract import build_index  # PyMuPDF: preloaded in the PDF workers
+
     index = build_index(pdf, ocr_pages=ocr_pages)
     return chunk_index(index, target_chars, max_chars), index.page_count

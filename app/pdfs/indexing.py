@@ -19,7 +19,6 @@ from app.core import metrics
 from app.core.config import Settings
 from app.core.errors import AppError
 from app.pdfs.errors import PdfTooComplex, UnreadablePdf
-from app.pdfs.extract import build_index
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.ocr import (
     OcrFailed,
@@ -130,6 +129,8 @@ def build_in_workers(
     workers: PdfWorkers, data: bytes, name: str, ocr: OcrOptions | None
 ) -> DocumentIndex:
     """The text index of ``data``: scanned pages through OCR, then the index itself."""
+    from app.pdfs.extract import build_index  # PyMuPDF: imported by the workers, not here
+
     scanned = read_scanned_pages(workers, data, name, ocr)
     return workers.run(build_index, data, scanned, name=name)
 

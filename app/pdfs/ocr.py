@@ -28,12 +28,13 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import pymupdf
+from typing import TYPE_CHECKING, Literal
 
 from app.core.scripts import CJK
 from app.pdfs.pdf import open_pdf
+
+if TYPE_CHECKING:  # PyMuPDF is imported where a page is read: in the PDF workers
+    import pymupdf
 
 OcrMode = Literal["off", "auto", "force"]
 # Fewer visible characters than this on a page that is mostly image: a scan (a page number or a
@@ -101,6 +102,8 @@ def _visible_chars(page: pymupdf.Page) -> tuple[int, int]:
 
 
 def _image_share(page: pymupdf.Page) -> float:
+    import pymupdf
+
     area = float(abs(page.rect))
     if area <= 0:
         return 0.0
@@ -131,6 +134,8 @@ def pages_to_ocr(pdf: Path | bytes, mode: OcrMode) -> list[int]:
 
 def ocr_page(pdf: Path | bytes, number: int, options: OcrOptions) -> OcrPage:
     """Blocking: render 1-based page ``number`` as displayed and read it with Tesseract."""
+    import pymupdf
+
     started = time.perf_counter()
     zoom = options.dpi / 72
     with open_pdf(pdf) as doc:

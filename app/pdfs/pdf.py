@@ -4,11 +4,15 @@ checked (``PdfStorage.read_verified``), so what is read is what was verified."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pymupdf
+if TYPE_CHECKING:  # PyMuPDF is imported where a PDF is opened: in the PDF workers
+    import pymupdf
 
 
 def open_pdf(pdf: Path | bytes) -> pymupdf.Document:
     """Blocking. Raises what PyMuPDF raises for a file that is not a readable PDF
     (``pymupdf.FileDataError``, ``RuntimeError``, ``ValueError``); callers name the reason."""
+    import pymupdf
+
     return pymupdf.open(pdf) if isinstance(pdf, Path) else pymupdf.open(stream=pdf)

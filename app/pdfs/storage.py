@@ -22,9 +22,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
-
-import pymupdf
+from typing import TYPE_CHECKING, Protocol
 
 from app.alignment.text import clean_extracted
 from app.core.errors import BadRequest
@@ -32,6 +30,9 @@ from app.core.files import temp_file
 from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.pdf import open_pdf
 from app.pdfs.workers import PdfWorkers
+
+if TYPE_CHECKING:  # PyMuPDF is imported where a PDF is opened: in the PDF workers
+    import pymupdf
 
 COPY_DIR = "ingested"
 # Most file systems refuse a name longer than this many bytes (ENAMETOOLONG).
@@ -93,13 +94,19 @@ def fingerprint(stat: os.stat_result) -> Fingerprint:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-# What PyMuPDF raises for a structurally broken document (FzErrorBase is MuPDF's own family).
-_MUPDF_ERRORS = (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase)
+def _mupdf_errors() -> tuple[type[Exception], ...]:
+    """What PyMuPDF raises for a structurally broken document (FzErrorBase is MuPDF's own
+    family)."""
+    import pymupdf
+
+    return (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase)
 
 
 def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
     """Blocking: the page count and metadata title of a PDF that can be read without a password.
     ``name`` (never a server path) is what error messages show."""
+    import pymupdf
+
     try:
         doc = open_pdf(data)
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
@@ -114,7 +121,7 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
             )
         try:
             page_count = int(doc.page_count)
-        except _MUPDF_ERRORS as exc:
+        except _mupdf_errors() as exc:
             # e.g. /Count -1 or 99999999: MuPDF raises only when the count is first read.
             raise UnreadablePdf(
                 f"{name} cannot be indexed: its page tree is invalid ({_reason(exc)})"
@@ -133,7 +140,7 @@ def _check_pages(doc: pymupdf.Document, page_count: int, name: str) -> None:
     for number in range(page_count):
         try:
             doc.load_page(number)
-        except _MUPDF_ERRORS as exc:
+        except _mupdf_errors() as exc:
             raise UnreadablePdf(
                 f"{name} cannot be indexed: its page tree declares {page_count} pages, but page "
                 f"{number + 1} cannot be read ({_reason(exc)})"

@@ -33,7 +33,8 @@ from app.pdfs.errors import PdfTooComplex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_PRELOAD = ["app.pdfs.workers", "app.pdfs.chunking"]
+# Each worker is forked with PyMuPDF loaded (app.pdfs.extract); the service does not load it.
+_PRELOAD = ["app.pdfs.workers", "app.pdfs.chunking", "app.pdfs.extract"]
 
 
 class PdfJobFailed(RuntimeError):
