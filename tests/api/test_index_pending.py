@@ -90,7 +90,7 @@ async def test_a_text_pdf_being_indexed_is_index_pending_with_its_page_count(
     assert (pending["status"], pending["reason"]) == ("fallback", "index_pending")
     assert f"{pages}-page" in pending["message"]
     assert "text layer" in pending["message"]
-    assert "OCR" not in pending["message"]
+    assert "no OCR needed" in pending["message"]
     assert pending["link"].endswith("#page=1")
 
 
