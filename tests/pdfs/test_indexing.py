@@ -90,8 +90,8 @@ def test_a_build_stopped_by_the_clock_is_not_remembered_and_the_next_request_bui
         monkeypatch.setattr(indexing, "build_index", stopped_build)
         with pytest.raises(AppError) as stopped:
             cached_index(workers, cache, lambda: data, sha, "text.pdf")
-        assert (stopped.value.status_code, stopped.value.code) == (503, "busy")
         assert cache.refusal(sha) is None
+        assert (stopped.value.status_code, stopped.value.code) == (503, "busy")
         monkeypatch.setattr(indexing, "build_index", build_index)
         index = cached_index(workers, cache, lambda: data, sha, "text.pdf")
     finally:
