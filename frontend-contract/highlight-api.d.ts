@@ -720,7 +720,7 @@ export interface components {
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "index_pending" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,

@@ -86,11 +86,20 @@ class Settings(BaseSettings):
     stream_provisional_after_s: float = Field(default=1.5, ge=0)
 
     # PyMuPDF work on PDFs (page check, chunking, text index, previews) runs in this many
-    # worker processes, each job within this memory and time; a PDF over either gets
-    # pdf_too_complex instead of taking the service with it (pdfs/workers.py).
+    # worker processes, each job within this memory and CPU time; a PDF over either gets
+    # pdf_too_complex instead of taking the service with it (pdfs/workers.py). The CPU budget is
+    # pdf_job_timeout_s, plus pdf_job_page_s per page for work on the whole document, at most
+    # pdf_job_max_s: CPU time, not the clock, so a job that is slow because the machine is busy
+    # is not taken for a hostile PDF (the AMEX 2022 10-K: 11 s of CPU, 66 s on a busy machine).
+    # A job still running after pdf_job_wall_factor times its budget by the clock (a stuck
+    # worker) is abandoned as "busy" (503) and tried again by the next request, never
+    # remembered as the PDF's fault.
     pdf_workers: int = Field(default=2, ge=1, le=64)
     pdf_worker_memory_mb: int = Field(default=2048, ge=256)
     pdf_job_timeout_s: float = Field(default=60.0, gt=0)
+    pdf_job_page_s: float = Field(default=0.5, ge=0)
+    pdf_job_max_s: float = Field(default=600.0, gt=0)
+    pdf_job_wall_factor: float = Field(default=10.0, ge=1)
     # A page preview is rendered at a smaller scale than asked when it would have more pixels
     # (a 200-inch page at scale 1 is 207 million); at most this many render at once.
     preview_max_pixels: int = Field(default=8_000_000, ge=100_000)
@@ -103,9 +112,14 @@ class Settings(BaseSettings):
     ocr_languages: str = Field(default="eng", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$")
     ocr_dpi: int = Field(default=300, ge=72, le=600)
     ocr_max_pages: int = Field(default=100, ge=0, le=10_000)
-    # How long a batch waits for a PDF's index being built (OCR takes minutes) before answering
-    # text_layer_pending for its citations; the build goes on for the next request.
+    # How long a batch waits for a PDF's index being built before answering index_pending (text
+    # layer being read) or text_layer_pending (scanned pages being read by OCR) for its
+    # citations; the build goes on for the next request. While a text layer is read, the wait
+    # grows by index_wait_page_s per page (about 45 ms of CPU a page: a 392-page 10-K takes 18 s
+    # on an idle core), never past index_wait_max_s.
     index_wait_s: float = Field(default=10.0, ge=0)
+    index_wait_page_s: float = Field(default=0.05, ge=0)
+    index_wait_max_s: float = Field(default=60.0, ge=0)
     max_concurrent_previews: int = Field(default=2, ge=1)
 
     log_level: str = "INFO"

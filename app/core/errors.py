@@ -26,6 +26,7 @@ errors become HTTP.
      │    └── StorageUnavailable     the PDFs' object store                (pdfs/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
+          └── PdfWorkStalled         a PDF job outlasted its clock backstop (pdfs/errors.py)
 
 A named subclass keeps its parent's status and code (two codes excepted, shown above): the codes
 are the API's contract, the class names say where a case is raised. The domain errors live with

@@ -146,6 +146,8 @@ class CitedChunk:
             else:
                 reason = Reason.not_located
             message = note if reason == choice.reason and note else MESSAGES[reason]
+            if reason == self.location.error and self.location.note:
+                message = self.location.note
             if reason == Reason.unsupported and choice.reason == Reason.llm_disabled:
                 message += " (Judged by word overlap: no LLM is configured.)"
             elif reason in _STOOD_IN:

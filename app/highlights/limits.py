@@ -23,8 +23,10 @@ class Limits:
     # LLM calls in flight at once from this process, and how long a batch waits for a slot.
     llm_max_in_flight: int
     llm_queue_timeout_s: float
-    # How long a PDF whose index is being built (OCR) may hold a batch.
+    # How long a PDF whose index is being built may hold a batch (indexing.IndexWait).
     index_wait_s: float
+    index_wait_page_s: float
+    index_wait_max_s: float
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:

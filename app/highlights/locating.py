@@ -2,24 +2,27 @@
 
 Runs in a worker thread (rapidfuzz would stall the event loop); an index is built by PyMuPDF in
 the bounded PDF workers (pdfs/workers.py), so a hostile PDF costs one worker a job's limits
-and its citations the reason ``pdf_too_complex``, and is then refused at once.
+and its citations the reason ``pdf_too_complex``, and is then refused at once. An index still
+being built when the batch's wait is over gives ``index_pending`` (its text layer being read) or
+``text_layer_pending`` (its scanned pages being read by OCR), with how far the build is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from app.alignment.display import display_text
 from app.alignment.geometry import page_boxes, points
 from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
+from app.highlights.results import pending_message
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
-from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex
+from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex, PdfWorkStalled
 from app.pdfs.index_cache import IndexCache, IndexPending
-from app.pdfs.indexing import open_index
+from app.pdfs.indexing import IndexBuilding, IndexWait, Pending, open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.sentences import Sentence
 
@@ -60,33 +63,46 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer, text_layer_pending: nothing
-    # placed
+    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer, index_pending,
+    # text_layer_pending: nothing placed
     error: Reason | None = None
     unlocated: int = 0
+    # Says more than the error's standard message (how far a pending build is).
+    note: str | None = None
 
 
 def _open(
-    storage: PdfStorage, cache: IndexCache, job: LocateJob, wait_s: float | None
-) -> DocumentIndex | Reason:
+    storage: PdfStorage, cache: IndexCache, job: LocateJob, wait: IndexWait | None
+) -> DocumentIndex | ChunkLocation:
     try:
-        return open_index(storage, cache, job.source_path, job.sha256, wait_s)
-    except IndexPending:
-        log.info("the text index of %s is still being built", job.source_path)
-        return Reason.text_layer_pending
+        return open_index(storage, cache, job.source_path, job.sha256, wait)
+    except IndexPending as exc:
+        pending = exc.pending if isinstance(exc, IndexBuilding) else Pending()
+        log.info("the text index of %s is still being built (%s)", job.source_path, pending)
+        return _pending(pending, stalled=False)
+    except PdfWorkStalled as exc:
+        # The clock stopped the build on a busy machine: not the PDF's fault, and not
+        # remembered; the next request builds it again.
+        log.warning("%s", exc.message)
+        return _pending(Pending(), stalled=True)
     except PdfMissing as exc:
         log.warning("%s", exc.message)
-        return Reason.pdf_unavailable
+        return ChunkLocation(error=Reason.pdf_unavailable)
     except PdfChanged as exc:
         log.warning("%s", exc.message)
         metrics.PDFS_CHANGED.inc()
-        return Reason.pdf_changed
+        return ChunkLocation(error=Reason.pdf_changed)
     except PdfTooComplex as exc:
         log.warning("%s", exc.message)
-        return Reason.pdf_too_complex
+        return ChunkLocation(error=Reason.pdf_too_complex)
     except Exception:  # a damaged PDF must not fail the batch; the reader still gets the link
         log.exception("cannot index %s", job.source_path)
-        return Reason.pdf_unavailable
+        return ChunkLocation(error=Reason.pdf_unavailable)
+
+
+def _pending(pending: Pending, stalled: bool) -> ChunkLocation:
+    reason = Reason.text_layer_pending if pending.stage == "ocr" else Reason.index_pending
+    return ChunkLocation(error=reason, note=pending_message(pending, stalled))
 
 
 def _locate_job(index: DocumentIndex, job: LocateJob) -> ChunkLocation:
@@ -145,19 +161,19 @@ def _fraction(value: float, size: float) -> float:
 
 
 def locate_chunks(
-    storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob], wait_s: float | None = None
+    storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob], wait: IndexWait | None = None
 ) -> dict[str, ChunkLocation]:
-    """Blocking: each job's sentences placed. ``wait_s``: how long a PDF whose index is not
+    """Blocking: each job's sentences placed. ``wait``: how long a PDF whose index is not
     built yet may hold the batch (OCR of a scan takes minutes): past it, its citations answer
-    ``text_layer_pending`` and the build goes on for the next request."""
+    ``index_pending`` or ``text_layer_pending`` and the build goes on for the next request."""
     out: dict[str, ChunkLocation] = {}
-    indexes: dict[tuple[str, str], DocumentIndex | Reason] = {}
+    indexes: dict[tuple[str, str], DocumentIndex | ChunkLocation] = {}
     for job in jobs:
         key = (job.source_path, job.sha256)
         if key not in indexes:
-            indexes[key] = _open(storage, cache, job, wait_s)
+            indexes[key] = _open(storage, cache, job, wait)
         index = indexes[key]
         out[job.chunk_id] = (
-            ChunkLocation(error=index) if isinstance(index, Reason) else _locate_job(index, job)
+            replace(index) if isinstance(index, ChunkLocation) else _locate_job(index, job)
         )
     return out

@@ -18,6 +18,7 @@ from app.highlights.schemas import (
     HighlightBatchResponse,
     Reason,
 )
+from app.pdfs.indexing import Pending
 
 MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
@@ -27,8 +28,12 @@ MESSAGES: dict[Reason, str] = {
         "The cited pages have no text layer and were not read by OCR (OCR off or not installed, "
         "past the document's OCR page budget, or nothing legible)."
     ),
+    Reason.index_pending: (
+        "The document's text index is still being built from its text layer; showing the page "
+        "link only. Asking again shortly will highlight it."
+    ),
     Reason.text_layer_pending: (
-        "The document's text is still being read (OCR of scanned pages takes a while); showing "
+        "The document's scanned pages are still being read by OCR (it takes a while); showing "
         "the page link only. Asking again in a minute will highlight it."
     ),
     Reason.pdf_too_complex: (
@@ -54,6 +59,32 @@ MESSAGES: dict[Reason, str] = {
         "The LLM's reply was unusable; sentences were chosen by word overlap."
     ),
 }
+
+
+def pending_message(pending: Pending, stalled: bool = False) -> str:
+    """What a citation of a PDF whose index is not built yet says: which part is pending (the
+    text layer, or OCR) and how far it is."""
+    if stalled:
+        return (
+            "The document's text index could not be built in time because the service is busy; "
+            "showing the page link only. The next request builds it again."
+        )
+    pages = f"{pending.pages}-page " if pending.pages is not None else ""
+    if pending.stage == "ocr":
+        return (
+            f"The document's scanned pages are still being read by OCR ({pending.read} of "
+            f"{pending.scanned} read); showing the page link only. Asking again in a minute "
+            "will highlight it."
+        )
+    if pending.stage == "text":
+        return (
+            f"The text index of this {pages}document is still being built from its text layer "
+            "(no OCR needed); showing the page link only. Asking again shortly will highlight it."
+        )
+    return (
+        f"The text index of this {pages}document is still being built (its pages are being "
+        "checked for scans); showing the page link only. Asking again shortly will highlight it."
+    )
 
 
 def not_found(chunk_id: str, citation_id: str | None) -> CitationResult:

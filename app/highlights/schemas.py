@@ -81,6 +81,7 @@ class Reason(StrEnum):
     pdf_unavailable = "pdf_unavailable"
     pdf_changed = "pdf_changed"
     no_text_layer = "no_text_layer"
+    index_pending = "index_pending"  # the PDF's text layer still being read into its index
     text_layer_pending = "text_layer_pending"  # scanned pages still being read by OCR
     pdf_too_complex = "pdf_too_complex"
     not_located = "not_located"

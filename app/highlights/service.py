@@ -55,7 +55,7 @@ from app.highlights.schemas import (
 from app.highlights.stored import forget_other_content
 from app.highlights.term_stats import TermStatistics
 from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import open_index
+from app.pdfs.indexing import IndexWait, open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
 from app.selection.sentences import split_sentences
@@ -137,6 +137,9 @@ class HighlightService:
             "ocr": index_cache.ocr.tag() if index_cache.ocr is not None else "off",
         }
         self.term_stats = TermStatistics()
+        self._index_wait = IndexWait(
+            limits.index_wait_s, limits.index_wait_page_s, limits.index_wait_max_s
+        )
         self._last_prune = 0.0
         self._warmers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warm-index")
 
@@ -293,7 +296,7 @@ class HighlightService:
         if todo:
             with tracing.span("locate", {"highlight.chunks": len(todo)}):
                 located = await asyncio.to_thread(
-                    locate_chunks, self.storage, self.index_cache, todo, self.limits.index_wait_s
+                    locate_chunks, self.storage, self.index_cache, todo, self._index_wait
                 )
             for cid, location in located.items():
                 cited[cid] = cited[cid].located(location)

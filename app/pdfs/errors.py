@@ -8,7 +8,7 @@ pickled back to the service, and pickling rebuilds an exception from its ``args`
 
 from __future__ import annotations
 
-from app.core.errors import BadRequest, Conflict, ErrorCode, NotFound, UpstreamError
+from app.core.errors import BadRequest, Busy, Conflict, ErrorCode, NotFound, UpstreamError
 
 
 class InvalidSourcePath(BadRequest):
@@ -21,9 +21,16 @@ class UnreadablePdf(BadRequest):
 
 
 class PdfTooComplex(BadRequest):
-    """A PDF whose processing needs more memory or time than one job may use."""
+    """A PDF whose processing needs more memory or CPU time than one job may use: a fact of the
+    content, remembered (asked again, it is refused at once)."""
 
     code = ErrorCode.pdf_too_complex
+
+
+class PdfWorkStalled(Busy):
+    """A PDF job that outlasted its wall-clock backstop without using up its CPU budget: the
+    machine was busy or the worker stuck, which says nothing about the PDF. Never remembered;
+    the next request tries again."""
 
 
 class PdfMissing(NotFound):

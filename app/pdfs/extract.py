@@ -111,6 +111,13 @@ class _Builder:
         self.margin_numbers.extend(margin_numbers(number, candidates))
 
 
+def page_count(pdf: Path | bytes) -> int:
+    """Blocking: the PDF's page count, read from its page tree (milliseconds, no page parsed):
+    what sizes the CPU budget of the jobs on the whole document (``workers.WorkerLimits``)."""
+    with open_pdf(pdf) as doc:
+        return int(doc.page_count)
+
+
 def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = None) -> DocumentIndex:
     """Blocking: index a PDF given by path or by its bytes (what ``PdfStorage.read_verified``
     returns, so the content indexed is the content whose hash was checked). ``ocr_pages``: the

@@ -21,6 +21,8 @@ def test_every_limit_is_the_configured_value() -> None:
         "llm_max_in_flight": 3,
         "llm_queue_timeout_s": 0.5,
         "index_wait_s": 4.0,
+        "index_wait_page_s": 0.02,
+        "index_wait_max_s": 40.0,
     }
     # Every field of Limits is named here, so a new limit needs a line (and a Settings field).
     assert {f.name for f in fields(Limits)} == set(overrides)
