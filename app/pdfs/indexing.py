@@ -255,16 +255,16 @@ def build_in_workers(
 ) -> DocumentIndex:
     """The text index of ``data``: its page count, scanned pages through OCR, then the index
     itself, each job's CPU budget sized to the page count."""
-    from app.pdfs.extract import build_index, page_count  # PyMuPDF: in the workers, not here
+    from app.pdfs import extract  # PyMuPDF: imported by the workers, not by the app
 
     progress = progress if progress is not None else BuildProgress()
-    pages = workers.run(page_count, data, name=name)
+    pages = workers.run(extract.page_count, data, name=name)
     with progress.lock:
         progress.pages = pages
     scanned = read_scanned_pages(workers, data, name, ocr, pages, progress)
     with progress.lock:
         progress.stage = "text"
-    return workers.run(build_index, data, scanned, name=name, pages=pages)
+    return workers.run(extract.build_index, data, scanned, name=name, pages=pages)
 
 
 def cached_index(

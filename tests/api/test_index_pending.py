@@ -16,7 +16,7 @@ import pymupdf
 import pytest
 
 from app.core.config import Settings
-from app.pdfs import indexing
+from app.pdfs import extract
 from app.pdfs.extract import build_index
 from app.pdfs.sample import write_sample_pdf
 from tests.fixtures.app import app_client, make_settings
@@ -83,7 +83,7 @@ async def test_a_text_pdf_being_indexed_is_index_pending_with_its_page_count(
     chunk_id = await _chunk_citing(_settings(sqlite_url, tmp_path), original.read_bytes())
     # A new process (nothing cached in memory, no disk cache), whose index build is slow, and a
     # batch that waits for it no longer than it takes to learn what is pending.
-    monkeypatch.setattr(indexing, "build_index", sleepy_build)
+    monkeypatch.setattr(extract, "build_index", sleepy_build)
     settings = _settings(sqlite_url, tmp_path, index_wait_s=0, index_wait_page_s=0)
     async with app_client(settings) as client:
         pending = await _pending_then_highlighted(client, chunk_id)

@@ -18,7 +18,7 @@ import pymupdf
 import pytest
 
 from app.core.config import Settings
-from app.pdfs import indexing
+from app.pdfs import extract, indexing
 from app.pdfs.errors import PdfTooComplex, PdfWorkStalled
 from app.pdfs.extract import build_index
 from app.pdfs.index_cache import IndexCache
@@ -135,7 +135,7 @@ def test_a_text_pdf_still_being_indexed_is_pending_its_index_not_ocr(
     sha = hashlib.sha256(data).hexdigest()
     workers = PdfWorkers(WorkerLimits(workers=1))
     cache = IndexCache(ocr=OcrOptions())  # OCR on: the survey finds no scanned page
-    monkeypatch.setattr(indexing, "build_index", sleepy_build)
+    monkeypatch.setattr(extract, "build_index", sleepy_build)
     try:
         with pytest.raises(IndexBuilding) as pending:
             cached_index(workers, cache, lambda: data, sha, "text.pdf", IndexWait(0, 0, 60))

@@ -14,7 +14,7 @@ import pytest
 
 from app.core.config import Settings
 from app.core.errors import AppError
-from app.pdfs import indexing
+from app.pdfs import extract
 from app.pdfs.errors import PdfTooComplex
 from app.pdfs.extract import build_index
 from app.pdfs.index_cache import IndexCache, IndexPending
@@ -87,12 +87,12 @@ def test_a_build_stopped_by_the_clock_is_not_remembered_and_the_next_request_bui
     settings = _settings(tmp_path, pdf_job_timeout_s=1, pdf_job_page_s=0, pdf_job_wall_factor=1)
     workers, cache = pdf_workers(settings), IndexCache()
     try:
-        monkeypatch.setattr(indexing, "build_index", stopped_build)
+        monkeypatch.setattr(extract, "build_index", stopped_build)
         with pytest.raises(AppError) as stopped:
             cached_index(workers, cache, lambda: data, sha, "text.pdf")
         assert cache.refusal(sha) is None
         assert (stopped.value.status_code, stopped.value.code) == (503, "busy")
-        monkeypatch.setattr(indexing, "build_index", build_index)
+        monkeypatch.setattr(extract, "build_index", build_index)
         index = cached_index(workers, cache, lambda: data, sha, "text.pdf")
     finally:
         workers.close()
