@@ -186,13 +186,14 @@ async def highlight_stream(
 @lookups.get(
     "/v2/highlights/{highlight_id:highlight_id}",
     response_model=StoredHighlightOut,
-    responses=error_responses(404, 409, 422, 503),
+    responses=error_responses(404, 410, 422, 503),
 )
 async def get_highlight(
     highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)], stored: StoredDep, links: LinksDep
 ) -> StoredHighlightOut:
     """A highlight by the id batch results carry: what the reference viewer and page previews
-    draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
-    the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
+    draw. 404 when unknown; 410 ``pdf_changed`` when its document changed since the answer that
+    made it (re-ingested with other content, or its PDF file replaced): its rectangles belong
+    to the earlier content. 503 when the PDFs' store cannot be reached. With auth on: a read
     token, or its document's signed link."""
     return await stored.get(highlight_id, links)

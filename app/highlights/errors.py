@@ -3,11 +3,19 @@ status and code)."""
 
 from __future__ import annotations
 
-from app.core.errors import BadRequest, NotFound
+from app.core.errors import BadRequest, ErrorCode, Gone, NotFound
 
 
 class HighlightNotFound(NotFound):
     """No stored highlight with this id for the document's current content."""
+
+
+class HighlightOutdated(Gone):
+    """A stored highlight of its document's earlier content: the document was re-ingested, or
+    its file replaced, since the answer that made it, so its rectangles belong to another
+    file. 410, not 404: the link was good, the document moved on (ask again on the new one)."""
+
+    code = ErrorCode.pdf_changed
 
 
 class PageNotFound(NotFound):

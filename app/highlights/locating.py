@@ -17,7 +17,7 @@ from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
-from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex
+from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex, StorageUnavailable
 from app.pdfs.index_cache import IndexCache, IndexPending
 from app.pdfs.indexing import open_index
 from app.pdfs.storage import PdfStorage
@@ -60,8 +60,8 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer, text_layer_pending: nothing
-    # placed
+    # pdf_unavailable, storage_unavailable, pdf_changed, pdf_too_complex, no_text_layer,
+    # text_layer_pending: nothing placed
     error: Reason | None = None
     unlocated: int = 0
 
@@ -77,6 +77,9 @@ def _open(
     except PdfMissing as exc:
         log.warning("%s", exc.message)
         return Reason.pdf_unavailable
+    except StorageUnavailable as exc:
+        log.warning("%s", exc.message)
+        return Reason.storage_unavailable
     except PdfChanged as exc:
         log.warning("%s", exc.message)
         metrics.PDFS_CHANGED.inc()

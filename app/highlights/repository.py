@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Executable, Table, delete, select
+from sqlalchemy import Executable, Table, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,14 +27,29 @@ _document = cast(Table, Document.__table__)
 _highlight = cast(Table, StoredHighlight.__table__)
 _cache = cast(Table, CachedResult.__table__)
 
+# A highlight of a document's earlier content keeps its row without its rectangles (``data``
+# FORGOTTEN): a link to it then answers "its document changed" (410), not "no such highlight".
+FORGOTTEN = ""
+
+
+def _revive(insert: postgresql.Insert | sqlite.Insert) -> Executable:
+    """Insert, or fill a forgotten row again (its document went back to that content); a row
+    that holds its rectangles is left as it is (an id is a hash of everything the row holds)."""
+    return insert.on_conflict_do_update(
+        index_elements=[_highlight.c.id],
+        set_={"data": insert.excluded.data},
+        where=_highlight.c.data == FORGOTTEN,
+    )
+
+
 # Concurrent identical batches write the same rows: the first one wins, the rest are no-ops.
 _INSERT_OR_IGNORE: dict[str, dict[str, Executable]] = {
     "postgresql": {
-        "highlight": postgresql.insert(_highlight).on_conflict_do_nothing(),
+        "highlight": _revive(postgresql.insert(_highlight)),
         "result_cache": postgresql.insert(_cache).on_conflict_do_nothing(),
     },
     "sqlite": {
-        "highlight": sqlite.insert(_highlight).on_conflict_do_nothing(),
+        "highlight": _revive(sqlite.insert(_highlight)),
         "result_cache": sqlite.insert(_cache).on_conflict_do_nothing(),
     },
 }
@@ -106,17 +121,20 @@ async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
 
 
 async def store_highlights(session: AsyncSession, rows: list[dict[str, object]]) -> None:
-    """Insert-or-ignore (an id is a hash of everything the row holds), in id order: two batches
-    storing overlapping highlights then take their row locks in the same order and cannot
-    deadlock each other (on PostgreSQL they did, in request order)."""
+    """Insert-or-ignore (an id is a hash of everything the row holds; a forgotten row is filled
+    again), in id order: two batches storing overlapping highlights then take their row locks in
+    the same order and cannot deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
         ordered = sorted(rows, key=lambda row: str(row["id"]))
         await session.execute(_insert_or_ignore(session, "highlight"), ordered)
 
 
 async def stored_highlight_ids(session: AsyncSession, highlight_ids: Collection[str]) -> set[str]:
+    """The ids that are stored with their rectangles (forgotten ones are not)."""
     rows = await session.scalars(
-        select(_highlight.c.id).where(_highlight.c.id.in_(set(highlight_ids)))
+        select(_highlight.c.id).where(
+            _highlight.c.id.in_(set(highlight_ids)), _highlight.c.data != FORGOTTEN
+        )
     )
     return set(rows)
 
@@ -135,10 +153,14 @@ async def get_highlights(
 
 
 async def forget_highlights_of(session: AsyncSession, document_id: str, keep_sha256: str) -> None:
-    """Highlights of a document's previous content: their rectangles belong to another file."""
+    """Highlights of a document's previous content: their rectangles belong to another file,
+    so they go; the row stays (a few dozen bytes), so a link to it can say why it is gone."""
     await session.execute(
-        delete(StoredHighlight).where(
+        update(StoredHighlight)
+        .where(
             StoredHighlight.document_id == document_id,
             StoredHighlight.document_sha256 != keep_sha256,
+            StoredHighlight.data != FORGOTTEN,
         )
+        .values(data=FORGOTTEN)
     )
