@@ -9,9 +9,8 @@ unless HIGHLIGHT_PUBLIC_DOCS=true (create_app attaches the check).
 
 from __future__ import annotations
 
-from typing import Any
-
 from html import escape
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
