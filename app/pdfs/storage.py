@@ -137,8 +137,9 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
         lost = lost_pages(doc, page_count)
         if lost:
             raise UnreadablePdf(
-                f"{name} is damaged: its page tree declares {page_count} pages, but {len(lost)} "
-                f"of them (the first: page {lost[0]}) are not in the file; send the whole file"
+                f"{name} is damaged: its page tree declares {page_count} pages, but "
+                f"{'page ' if len(lost) == 1 else f'{len(lost)} pages from page '}{lost[0]} "
+                "is not in the file; send the whole file"
             )
         title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
         return page_count, title[:500]

@@ -7,8 +7,9 @@ within the last 1024 bytes (PDF Reference 1.7, Appendix H, note 18: some produce
 other bytes after it). A cut anywhere before that marker removes it; a cut that keeps it leaves
 a whole revision. Every PDF of the shared corpus (34 files from 12 producers) ends so, and none
 needed repair. Then, for a file MuPDF had to repair (a damaged cross-reference table is common
-and harmless), every page the page tree names must still be a page object: a repair that
-invented pages for objects that are not there is refused too.
+and harmless), every page the page tree names must still be an object in the file: a repair
+that kept pages whose objects are not there (MuPDF shows them blank) is refused too. MuPDF
+repairs when a page is first loaded, so this runs after every page was loaded.
 
 Pure functions on bytes and on an open document; ``inspect_pdf`` calls them in the PDF workers.
 """
@@ -46,15 +47,17 @@ def cut_short(data: bytes | Path, name: str) -> str | None:
 
 
 def lost_pages(doc: pymupdf.Document, page_count: int) -> list[int]:
-    """The 1-based numbers of the pages of a repaired document that are not page objects."""
+    """The 1-based numbers of the pages of a repaired document whose objects are not in the
+    file. A page object that is there but unreadable (nested too deep, say) is not lost: what
+    cannot be read of it is answered when it is indexed."""
     if not doc.is_repaired:
         return []
     lost = []
     for number in range(page_count):
         try:
             kind = doc.xref_get_key(doc.page_xref(number), "Type")
-        except (ValueError, RuntimeError):
-            kind = ("null", "null")
-        if kind != ("name", "/Page"):
+        except (ValueError, RuntimeError, pymupdf.mupdf.FzErrorBase):
+            continue
+        if kind[0] == "null":
             lost.append(number + 1)
     return lost

@@ -6,12 +6,14 @@ and PostgreSQL. Then every refusal, each with a message that says what to fix.""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pymupdf
 import pytest
 
 from app.core.config import Settings
@@ -341,6 +343,27 @@ async def test_a_pdf_cut_short_is_refused_and_says_why(
     assert not (tmp_path / "pdfs" / "ingested").exists()
     whole = await client.put(URL, content=long, headers=PDF)
     assert whole.status_code == 201, whole.text
+
+
+async def test_a_pdf_that_lost_a_page_object_is_refused(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The end is there, but a page's object was blanked out (a damaged copy): MuPDF repairs it
+    and shows that page blank; the page tree still names it, so it is refused."""
+    doc = pymupdf.open()
+    for number in (1, 2, 3):
+        doc.new_page().insert_text((72, 72), f"Page {number} of the ferry timetable.")
+    data = doc.tobytes()
+    xref = pymupdf.open(stream=data).page_xref(1)
+    found = re.search(rb"\n%d 0 obj.*?endobj" % xref, data, re.S)
+    assert found is not None
+    start, end = found.start() + 1, found.end()
+    damaged = data[:start] + b" " * (end - start) + data[end:]
+    refused = await client.put(URL, content=damaged, headers=PDF)
+    assert refused.status_code == 422, refused.text
+    message = refused.json()["error"]["message"]
+    assert "declares 3 pages, but page 2 is not in the file" in message
+    assert (await client.put(URL, content=data, headers=PDF)).status_code == 201
 
 
 async def test_a_body_shorter_than_its_content_length_is_refused(
