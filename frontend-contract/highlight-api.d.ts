@@ -215,10 +215,10 @@ export interface paths {
         /**
          * Get Highlight
          * @description A highlight by the id batch results carry: what the reference viewer and page previews
-         *     draw. 404 when unknown; 410 ``pdf_changed`` when its document changed since the answer that
-         *     made it (re-ingested with other content, or its PDF file replaced): its rectangles belong
-         *     to the earlier content. 503 when the PDFs' store cannot be reached. With auth on: a read
-         *     token, or its document's signed link.
+         *     draw. 404 when unknown; 410 ``pdf_changed`` when its document was ingested again with other
+         *     content since the answer that made it (its rectangles belong to the earlier content); 409
+         *     ``pdf_changed`` when the PDF file was replaced without re-ingest; 503 when the PDFs' store
+         *     cannot be reached. With auth on: a read token, or its document's signed link.
          */
         get: operations["get_highlight"];
         put?: never;
@@ -1426,6 +1426,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

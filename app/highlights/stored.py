@@ -27,7 +27,6 @@ from app.highlights.errors import (
 )
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
-from app.pdfs.errors import PdfChanged
 from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import PdfJobFailed
 
@@ -94,12 +93,10 @@ class StoredHighlights:
             raise HighlightNotFound(f"no highlight {highlight_id!r} for the stored documents")
         if document.sha256 != row.document_sha256 or row.data == repository.FORGOTTEN:
             raise _outdated(highlight_id, document.id, "was ingested again with other content")
-        # The file a viewer will draw these rectangles on: when it is no longer the content
-        # they were made from, even if nobody re-ingested it, they are outdated too.
-        try:
-            await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
-        except PdfChanged:
-            raise _outdated(highlight_id, document.id, "has another PDF file now") from None
+        # The file a viewer will draw these rectangles on: PdfChanged (409, not 410) when it is
+        # no longer the content they were made from though nobody re-ingested it, a conflict
+        # that putting the file back (or re-ingesting) resolves.
+        await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
