@@ -330,6 +330,21 @@ def test_the_write_probe_asks_the_store_once_per_interval() -> None:
         assert probe.problem() is None
         assert list(reader.list(WRITE_PROBE_PREFIX)) == []  # the probe object was deleted
 
+        # Credentials are blamed when the store says they are wrong, and only then.
+        wrong = S3Store(
+            bucket.bucket,
+            prefix=bucket.prefix,
+            endpoint=bucket.endpoint,
+            access_key_id=env["AWS_ACCESS_KEY_ID"],
+            secret_access_key="not-the-secret",
+            region="us-east-1",
+            client_options={"allow_http": True},
+        )
+        assert WriteProbe(wrong, "the store").problem() == (
+            "the store is not writable: the credentials were refused "
+            "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) on put"
+        )
+
 
 def _allow_writes(endpoint: str) -> None:
     """Give the reader PutObject and DeleteObject (moto's checks off for the change, then on)."""
