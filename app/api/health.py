@@ -1,9 +1,9 @@
 """Probes. ``/livez``: the process answers (a liveness probe must never fail because a dependency
 is down, or every pod restarts during a database outage). ``/readyz``: this replica can serve:
 database reachable and at this release's schema, storage reachable and (an object store) taking
-this service's writes, not shutting down (a
-readiness probe takes a replica out of the load balancer, which is what those cases need).
-``/healthz`` is kept as it was for existing monitors: the database check alone."""
+this service's writes, not shutting down (a readiness probe takes a replica out of the load
+balancer, which is what those cases need). ``/healthz`` is kept as it was for existing monitors:
+the database check alone."""
 
 from __future__ import annotations
 

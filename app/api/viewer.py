@@ -74,7 +74,8 @@ async def _refused_link(request: Request, exc: Exception) -> Response:
     """A reader who opened an expired or altered signed link (a PDF link from a chat answer):
     a page that says what happened and what to do, without the link itself (it is in the
     address bar already, and a page echoing it is one more place a signature is copied)."""
-    assert isinstance(exc, Unauthorized)
+    if not isinstance(exc, Unauthorized):  # registered for the link errors only
+        raise exc
     if not _wants_html(request):
         return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
     title = _LINK_TITLES.get(type(exc), "This link cannot be opened")

@@ -47,10 +47,11 @@ async def forget_other_content(
             await repository.forget_highlights_of(session, document_id, document.sha256)
 
 
-def _outdated(highlight_id: str, document_id: str, change: str) -> HighlightOutdated:
+def _outdated(highlight_id: str, document_id: str) -> HighlightOutdated:
     return HighlightOutdated(
-        f"highlight {highlight_id!r} no longer applies: document {document_id!r} {change} since "
-        "the answer that made it; ask again to highlight the current document",
+        f"highlight {highlight_id!r} no longer applies: document {document_id!r} was ingested "
+        "again with other content since the answer that made it; ask again to highlight the "
+        "current document",
         details={"document_id": document_id},
     )
 
@@ -92,7 +93,7 @@ class StoredHighlights:
         if row is None or document is None:
             raise HighlightNotFound(f"no highlight {highlight_id!r} for the stored documents")
         if document.sha256 != row.document_sha256 or row.data == repository.FORGOTTEN:
-            raise _outdated(highlight_id, document.id, "was ingested again with other content")
+            raise _outdated(highlight_id, document.id)
         # The file a viewer will draw these rectangles on: PdfChanged (409, not 410) when it is
         # no longer the content they were made from though nobody re-ingested it, a conflict
         # that putting the file back (or re-ingesting) resolves.
@@ -136,7 +137,7 @@ class StoredHighlights:
         }
         outdated = [r.id for r in rows if r.document_id == document_id and r.id not in found]
         if outdated:
-            raise _outdated(outdated[0], document_id, "was ingested again with other content")
+            raise _outdated(outdated[0], document_id)
         missing = [h for h in highlight_ids if h not in found]
         if missing:
             raise HighlightNotFound(f"no highlight {missing[0]!r} of document {document_id!r}")
