@@ -215,9 +215,10 @@ export interface paths {
         /**
          * Get Highlight
          * @description A highlight by the id batch results carry: what the reference viewer and page previews
-         *     draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
-         *     the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
-         *     token, or its document's signed link.
+         *     draw. 404 when unknown; 410 ``pdf_changed`` when its document was ingested again with other
+         *     content since the answer that made it (its rectangles belong to the earlier content); 409
+         *     ``pdf_changed`` when the PDF file was replaced without re-ingest; 503 when the PDFs' store
+         *     cannot be reached. With auth on: a read token, or its document's signed link.
          */
         get: operations["get_highlight"];
         put?: never;
@@ -477,7 +478,7 @@ export interface components {
          * ErrorCode
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "pdf_changed" | "pdf_too_complex" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "upstream_error" | "database_unavailable" | "busy" | "internal_error";
+        ErrorCode: "validation_error" | "bad_request" | "unauthorized" | "link_expired" | "link_invalid" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "pdf_changed" | "pdf_too_complex" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "upstream_error" | "storage_unavailable" | "database_unavailable" | "busy" | "internal_error";
         /** ErrorDetail */
         ErrorDetail: {
             /** @description Machine-readable; stable across releases. */
@@ -710,9 +711,10 @@ export interface components {
             status: "ready" | "not_ready";
             /**
              * Storage
+             * @description read_only: the PDFs' store answers but refuses this service's writes (asked at most once a minute).
              * @enum {string}
              */
-            storage: "ok" | "unreachable";
+            storage: "ok" | "unreachable" | "read_only";
         };
         /**
          * Reason
@@ -720,7 +722,7 @@ export interface components {
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "pdf_changed" | "no_text_layer" | "index_pending" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "pdf_unavailable" | "storage_unavailable" | "pdf_changed" | "no_text_layer" | "index_pending" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
@@ -823,7 +825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -953,7 +955,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1024,7 +1026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1091,6 +1093,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description It existed, but no longer applies: its document changed since (code pdf_changed). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
@@ -1100,7 +1111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1188,7 +1199,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1275,16 +1286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A system the service depends on (the PDFs' object store) failed; retry later. */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1340,7 +1342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1391,7 +1393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1440,6 +1442,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description It existed, but no longer applies: its document changed since (code pdf_changed). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
@@ -1449,7 +1460,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service's database is unavailable, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -108,6 +108,24 @@ async def read_body(request: Request, limit: BodyLimit) -> bytes:
                 raise limit.refusal()
             chunks.append(chunk)
     except ClientDisconnect:
-        # Nobody reads the answer; it only keeps the error out of the server log.
-        raise BadRequest("the client closed the connection before sending the whole body") from None
+        # Usually nobody reads the answer (a client that only half-closed does); it also keeps
+        # the error out of the server log.
+        raise _cut_short(size, declared) from None
+    if declared is not None and declared.isdigit() and size < int(declared):
+        # HTTP servers end a body at its Content-Length, but an ASGI server or proxy that
+        # passes a short body on as complete must not turn a cut upload into a stored one.
+        raise _cut_short(size, declared)
     return b"".join(chunks)
+
+
+def _cut_short(received: int, declared: str | None) -> BadRequest:
+    expected = int(declared) if declared is not None and declared.isdigit() else None
+    of = f" of {expected}" if expected is not None else ""
+    details: dict[str, object] = {"received": received}
+    if expected is not None:
+        details["declared"] = expected
+    return BadRequest(
+        f"the upload ended after {received}{of} bytes (Content-Length); nothing was stored: "
+        "send the whole body again",
+        details=details,
+    )

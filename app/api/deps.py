@@ -4,6 +4,7 @@ sees 200 for a write that was lost."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
@@ -12,9 +13,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.config import Settings
-from app.core.errors import Forbidden, Unauthorized
+from app.core.errors import Forbidden, LinkExpired, LinkInvalid, Unauthorized
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN
-from app.core.security import Scope, TokenRegistry
+from app.core.security import LinkCheck, Scope, TokenRegistry
 from app.documents.links import PdfLinks
 from app.documents.service import DocumentService
 from app.highlights.service import HighlightService
@@ -23,6 +24,7 @@ from app.pdfs.storage import PdfStorage
 from app.services import Services
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def get_services(request: Request) -> Services:
@@ -111,8 +113,37 @@ async def _pdf_access(
     ] = None,
 ) -> None:
     """A reader's browser cannot send a token: the signed link a batch result carries is enough."""
-    if not tokens.link_is_valid(document_id, expires, signature):
-        check_scope(token_scope(tokens, credentials), Scope.read, credentials is not None)
+    verdict = tokens.check_link(document_id, expires, signature)
+    if verdict is not LinkCheck.valid:
+        _link_or_token(tokens, credentials, verdict, document_id)
+
+
+def _link_or_token(
+    tokens: TokenRegistry,
+    credentials: HTTPAuthorizationCredentials | None,
+    verdict: LinkCheck,
+    document_id: str | None,
+) -> None:
+    """A request whose signed link did not do: a read token still does. Otherwise a request
+    that came with a link (a reader's browser) is told about the link, in words for a reader,
+    never about tokens; an API client without a link gets the token answer."""
+    granted = token_scope(tokens, credentials)
+    if granted >= Scope.read or verdict is LinkCheck.absent:
+        check_scope(granted, Scope.read, credentials is not None)
+        return
+    if verdict is LinkCheck.expired:
+        log.info("signed link for document %r refused: expired", document_id)
+        raise LinkExpired(
+            "This link has expired: links to a document are valid for a limited time. Open the "
+            "citation again from the chat answer to get a fresh link."
+        )
+    # Worth a look: a link edited by hand, cut by a mail or chat client, or guessed. The
+    # signature and any token stay out of the log.
+    log.warning("signed link for document %r refused: %s", document_id, verdict.value)
+    raise LinkInvalid(
+        "This link is not valid: it was changed or cut when it was copied. Open the citation "
+        "again from the chat answer."
+    )
 
 
 CanReadPdf = Depends(_pdf_access)
@@ -135,14 +166,21 @@ async def _highlight_access(
 ) -> None:
     """A read token, or the signed link of the highlight's document (the reference viewer opened
     from a batch result carries it, not a token)."""
-    granted = token_scope(tokens, credentials)
-    if granted >= Scope.read:
+    if token_scope(tokens, credentials) >= Scope.read:
         return
+    verdict, document_id = LinkCheck.absent, None
     if signature is not None:
         document_id = await stored.document_of(highlight_id)
-        if document_id and tokens.link_is_valid(document_id, expires, signature):
+        # An unknown highlight has no document to check the signature against: the link is
+        # refused as not valid, which says nothing about which ids exist.
+        verdict = (
+            tokens.check_link(document_id, expires, signature)
+            if document_id
+            else LinkCheck.tampered
+        )
+        if verdict is LinkCheck.valid:
             return
-    check_scope(granted, Scope.read, credentials is not None)
+    _link_or_token(tokens, credentials, verdict, document_id)
 
 
 CanReadHighlight = Depends(_highlight_access)

@@ -98,7 +98,7 @@ async def put_document(
     response_model=PdfUploadResult,
     responses={
         201: {"model": PdfUploadResult, "description": "Stored (with chunk=true: created)"},
-        **error_responses(409, 413, 415, 422, 502, 503),
+        **error_responses(409, 413, 415, 422, 503),
     },
     openapi_extra={
         "requestBody": {
@@ -249,7 +249,7 @@ HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
             },
         },
         304: {"description": "Not modified (If-None-Match)"},
-        **error_responses(404, 409, 422, 503),
+        **error_responses(404, 409, 410, 422, 503),
     },
 )
 async def get_page_preview(

@@ -1,8 +1,9 @@
 """Probes. ``/livez``: the process answers (a liveness probe must never fail because a dependency
 is down, or every pod restarts during a database outage). ``/readyz``: this replica can serve:
-database reachable and at this release's schema, storage reachable, not shutting down (a
-readiness probe takes a replica out of the load balancer, which is what those cases need).
-``/healthz`` is kept as it was for existing monitors: the database check alone."""
+database reachable and at this release's schema, storage reachable and (an object store) taking
+this service's writes, not shutting down (a readiness probe takes a replica out of the load
+balancer, which is what those cases need). ``/healthz`` is kept as it was for existing monitors:
+the database check alone."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ class Liveness(BaseModel):
 class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     database: Literal["ok", "unreachable", "not_migrated"]
-    storage: Literal["ok", "unreachable"]
+    storage: Literal["ok", "unreachable", "read_only"] = Field(
+        description="read_only: the PDFs' store answers but refuses this service's writes "
+        "(asked at most once a minute)."
+    )
     shutting_down: bool
     problems: list[str] = Field(
         description="What keeps this replica out of service, one line each (empty when ready)."
@@ -98,12 +102,21 @@ async def _database_check(
     return "ok", ""
 
 
-async def _storage_check(storage: PdfStorage) -> tuple[Literal["ok", "unreachable"], str]:
+StorageState = Literal["ok", "unreachable", "read_only"]
+
+
+async def _storage_check(storage: PdfStorage) -> tuple[StorageState, str]:
     try:
         problem = await asyncio.wait_for(asyncio.to_thread(storage.problem), CHECK_TIMEOUT_S + 1)
+        if problem:
+            return "unreachable", problem
+        # A replica that cannot store uploads is not ready: they would all fail.
+        problem = await asyncio.wait_for(
+            asyncio.to_thread(storage.write_problem), CHECK_TIMEOUT_S + 1
+        )
     except TimeoutError:
-        problem = "the PDF storage did not answer in time"
-    return ("unreachable", problem) if problem else ("ok", "")
+        return "unreachable", "the PDF storage did not answer in time"
+    return ("read_only", problem) if problem else ("ok", "")
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})

@@ -186,13 +186,14 @@ async def highlight_stream(
 @lookups.get(
     "/v2/highlights/{highlight_id:highlight_id}",
     response_model=StoredHighlightOut,
-    responses=error_responses(404, 409, 422, 503),
+    responses=error_responses(404, 409, 410, 422, 503),
 )
 async def get_highlight(
     highlight_id: Annotated[str, Path(pattern=HIGHLIGHT_ID)], stored: StoredDep, links: LinksDep
 ) -> StoredHighlightOut:
     """A highlight by the id batch results carry: what the reference viewer and page previews
-    draw. 404 when unknown or when its document was re-ingested since; 409 ``pdf_changed`` when
-    the PDF on disk is no longer the content its rectangles belong to. With auth on: a read
-    token, or its document's signed link."""
+    draw. 404 when unknown; 410 ``pdf_changed`` when its document was ingested again with other
+    content since the answer that made it (its rectangles belong to the earlier content); 409
+    ``pdf_changed`` when the PDF file was replaced without re-ingest; 503 when the PDFs' store
+    cannot be reached. With auth on: a read token, or its document's signed link."""
     return await stored.get(highlight_id, links)

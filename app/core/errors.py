@@ -9,6 +9,8 @@ errors become HTTP.
      │    ├── PdfTooComplex          code pdf_too_complex     (pdfs/errors.py)
      │    └── BatchTooLarge, PageNotRendered                  (highlights/errors.py)
      ├── Unauthorized (401)          no or unknown bearer token
+     │    ├── LinkExpired            code link_expired: a signed link past its time (core/errors.py)
+     │    └── LinkInvalid            code link_invalid: altered or cut (core/errors.py)
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
      │    ├── DocumentNotFound                                 (documents/errors.py)
@@ -21,14 +23,16 @@ errors become HTTP.
      ├── PayloadTooLarge (413)
      ├── UnsupportedMediaType (415)  a raw body sent as another type than the route takes
      ├── RangeNotInFile (416)        code range_not_satisfiable (api/pdf_response.py)
+     ├── Gone (410)
+     │    └── HighlightOutdated      code pdf_changed: its document changed  (highlights/errors.py)
      ├── UpstreamError (502)         an external system failed
-     │    ├── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
-     │    └── StorageUnavailable     the PDFs' object store                (pdfs/errors.py)
+     │    └── LLMError               and its family, mapped to per-citation reasons (llm/errors.py)
+     ├── StorageUnavailable (503)    code storage_unavailable, the PDFs' store (pdfs/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
           └── PdfWorkStalled         a PDF job outlasted its clock backstop (pdfs/errors.py)
 
-A named subclass keeps its parent's status and code (two codes excepted, shown above): the codes
+A named subclass keeps its parent's status and code (the codes shown above excepted): the codes
 are the API's contract, the class names say where a case is raised. The domain errors live with
 their domain; a test holds this drawing to the classes that exist.
 
@@ -59,16 +63,20 @@ class ErrorCode(StrEnum):
     validation_error = "validation_error"
     bad_request = "bad_request"
     unauthorized = "unauthorized"
+    link_expired = "link_expired"
+    link_invalid = "link_invalid"
     forbidden = "forbidden"
     not_found = "not_found"
     method_not_allowed = "method_not_allowed"
     conflict = "conflict"
+    gone = "gone"
     pdf_changed = "pdf_changed"
     pdf_too_complex = "pdf_too_complex"
     payload_too_large = "payload_too_large"
     unsupported_media_type = "unsupported_media_type"
     range_not_satisfiable = "range_not_satisfiable"
     upstream_error = "upstream_error"
+    storage_unavailable = "storage_unavailable"
     database_unavailable = "database_unavailable"
     busy = "busy"
     internal_error = "internal_error"
@@ -112,6 +120,19 @@ class Unauthorized(AppError):
     headers = {"WWW-Authenticate": "Bearer"}
 
 
+class LinkExpired(Unauthorized):
+    """A signed link (viewer, PDF) this service made, past its expiry. Readers see it, so the
+    message says what to do and names no token; api/viewer.py answers browsers with a page."""
+
+    code = ErrorCode.link_expired
+
+
+class LinkInvalid(Unauthorized):
+    """A signed link whose signature does not match (edited, or cut when it was copied)."""
+
+    code = ErrorCode.link_invalid
+
+
 class Forbidden(AppError):
     status_code = 403
     code = ErrorCode.forbidden
@@ -129,6 +150,11 @@ class Conflict(AppError):
 
 class WriteConflict(Conflict):
     pass
+
+
+class Gone(AppError):
+    status_code = 410
+    code = ErrorCode.gone
 
 
 class PayloadTooLarge(AppError):
@@ -159,17 +185,20 @@ class Busy(AppError):
 
 
 _DESCRIPTIONS = {
-    401: "No bearer token, or one the service does not know (only when auth is configured).",
+    401: "No bearer token, or one the service does not know, or a signed link that expired "
+    "(code link_expired) or is not valid (code link_invalid); only when auth is configured.",
     403: "The token may read but not write.",
     404: "Not found.",
     409: "Conflicts with what is stored.",
+    410: "It existed, but no longer applies: its document changed since (code pdf_changed).",
     413: "The request body is larger than the service accepts.",
     415: "The body is not of the media type the route takes (Content-Type).",
     416: "The requested byte range is not in the file.",
     422: "The request is malformed or unusable; error.message names the field and the fix.",
-    502: "A system the service depends on (the PDFs' object store) failed; retry later.",
-    503: "The service's database is unavailable, or it is busy with costly work (code busy); "
-    "retry after the Retry-After header's seconds.",
+    502: "A system the service depends on failed; retry later.",
+    503: "The service's database (code database_unavailable) or the PDFs' store (code "
+    "storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry "
+    "after the Retry-After header's seconds.",
 }
 
 

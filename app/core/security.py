@@ -6,7 +6,9 @@ attacker how close a guess came.
 
 A browser that opens a ``…/pdf#page=N`` link from a batch result cannot send a bearer token, so
 with auth on the service signs those links (HMAC of the document id and an expiry time) and the
-PDF endpoint accepts a valid signature in place of a token.
+PDF endpoint accepts a valid signature in place of a token. A refused link is told apart
+(``check_link``): an expired one is normal (a reader came back a day later) and gets a fresh
+link from the chat answer; a tampered or cut one is worth a warning in the log.
 """
 
 from __future__ import annotations
@@ -16,9 +18,19 @@ import hashlib
 import hmac
 import time
 from collections.abc import Callable, Sequence
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 from pydantic import SecretStr
+
+
+class LinkCheck(StrEnum):
+    """A signed link's verdict; the values are what a refused link is logged with."""
+
+    valid = "valid"
+    absent = "absent"  # no signature: the request must carry a token
+    expired = "expired"  # signed here, past its time
+    incomplete = "incomplete"  # a signature without its expiry (the link was cut)
+    tampered = "tampered"  # the signature does not match the document and expiry
 
 
 class Scope(IntEnum):
@@ -65,7 +77,23 @@ class TokenRegistry:
         signature: str | None,
         clock: Callable[[], float] = time.time,
     ) -> bool:
-        if expires is None or signature is None or expires < clock():
-            return False
+        return self.check_link(document_id, expires, signature, clock) is LinkCheck.valid
+
+    def check_link(
+        self,
+        document_id: str,
+        expires: int | None,
+        signature: str | None,
+        clock: Callable[[], float] = time.time,
+    ) -> LinkCheck:
+        """What a signed link's parameters are. ``expired`` only for a link this service signed
+        (the signature matches): an edited expiry is ``tampered``, not a reason to tell the
+        reader to wait for a fresh link."""
+        if signature is None:
+            return LinkCheck.absent
+        if expires is None:
+            return LinkCheck.incomplete
         expected = self.link_signature(document_id, expires).encode()
-        return hmac.compare_digest(expected, signature.encode("utf-8", "surrogatepass"))
+        if not hmac.compare_digest(expected, signature.encode("utf-8", "surrogatepass")):
+            return LinkCheck.tampered
+        return LinkCheck.expired if expires < clock() else LinkCheck.valid

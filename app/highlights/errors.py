@@ -3,11 +3,21 @@ status and code)."""
 
 from __future__ import annotations
 
-from app.core.errors import BadRequest, NotFound
+from app.core.errors import BadRequest, ErrorCode, Gone, NotFound
 
 
 class HighlightNotFound(NotFound):
     """No stored highlight with this id for the document's current content."""
+
+
+class HighlightOutdated(Gone):
+    """A stored highlight of its document's earlier content: the document was ingested again
+    with other content since the answer that made it, so its rectangles belong to another
+    file. 410, not 404: the link was good, the document moved on (ask again on the new one).
+    A file replaced under the same document without re-ingest stays ``PdfChanged`` (409): a
+    conflict that putting the file back resolves."""
+
+    code = ErrorCode.pdf_changed
 
 
 class PageNotFound(NotFound):

@@ -20,7 +20,13 @@ from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
 from app.highlights.results import pending_message
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
-from app.pdfs.errors import PdfChanged, PdfMissing, PdfTooComplex, PdfWorkStalled
+from app.pdfs.errors import (
+    PdfChanged,
+    PdfMissing,
+    PdfTooComplex,
+    PdfWorkStalled,
+    StorageUnavailable,
+)
 from app.pdfs.index_cache import IndexCache, IndexPending
 from app.pdfs.indexing import IndexBuilding, IndexWait, Pending, open_index
 from app.pdfs.storage import PdfStorage
@@ -63,7 +69,8 @@ class LocateJob:
 @dataclass
 class ChunkLocation:
     highlights: list[Highlight] = field(default_factory=list)
-    # pdf_unavailable, pdf_changed, pdf_too_complex, no_text_layer, index_pending,
+    # pdf_unavailable, storage_unavailable, pdf_changed, pdf_too_complex, no_text_layer,
+    # index_pending,
     # text_layer_pending: nothing placed
     error: Reason | None = None
     unlocated: int = 0
@@ -88,6 +95,9 @@ def _open(
     except PdfMissing as exc:
         log.warning("%s", exc.message)
         return ChunkLocation(error=Reason.pdf_unavailable)
+    except StorageUnavailable as exc:
+        log.warning("%s", exc.message)
+        return ChunkLocation(error=Reason.storage_unavailable)
     except PdfChanged as exc:
         log.warning("%s", exc.message)
         metrics.PDFS_CHANGED.inc()

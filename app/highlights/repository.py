@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from functools import cache
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from sqlalchemy import Executable, Table, delete, select
+from sqlalchemy import Executable, Table, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+
+if TYPE_CHECKING:  # each dialect's module imported by a process that uses it, below
+    from sqlalchemy.dialects import postgresql, sqlite
 
 from app.documents.models import Chunk, Document
 from app.highlights.cited import StoredChunk
@@ -28,6 +31,9 @@ _highlight = cast(Table, StoredHighlight.__table__)
 _cache = cast(Table, CachedResult.__table__)
 
 _TABLES = {"highlight": _highlight, "result_cache": _cache}
+# A highlight of a document's earlier content keeps its row without its rectangles (``data``
+# FORGOTTEN): a link to it then answers "its document changed" (410), not "no such highlight".
+FORGOTTEN = ""
 # In StoredChunk's field order.
 _CHUNK_COLUMNS = (
     _chunk.c.id,
@@ -52,13 +58,24 @@ def _insert_statement(dialect: str, table: str) -> Executable:
     """Concurrent identical batches write the same rows: the first one wins, the rest are
     no-ops. Made once per dialect and table; a dialect's module is imported only by a process
     that uses it (PostgreSQL's took a fifth of a second of the app's import)."""
+    statement: postgresql.Insert | sqlite.Insert
     if dialect == "postgresql":
-        from sqlalchemy.dialects import postgresql
+        from sqlalchemy.dialects import postgresql as pg
 
-        return postgresql.insert(_TABLES[table]).on_conflict_do_nothing()
-    from sqlalchemy.dialects import sqlite
+        statement = pg.insert(_TABLES[table])
+    else:
+        from sqlalchemy.dialects import sqlite as lite
 
-    return sqlite.insert(_TABLES[table]).on_conflict_do_nothing()
+        statement = lite.insert(_TABLES[table])
+    if table != "highlight":
+        return statement.on_conflict_do_nothing()
+    # Insert, or fill a forgotten row again (its document went back to that content); a row that
+    # holds its rectangles is left as it is (an id is a hash of everything the row holds).
+    return statement.on_conflict_do_update(
+        index_elements=[_highlight.c.id],
+        set_={"data": statement.excluded.data},
+        where=_highlight.c.data == FORGOTTEN,
+    )
 
 
 async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
@@ -110,17 +127,20 @@ async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
 
 
 async def store_highlights(session: AsyncSession, rows: list[dict[str, object]]) -> None:
-    """Insert-or-ignore (an id is a hash of everything the row holds), in id order: two batches
-    storing overlapping highlights then take their row locks in the same order and cannot
-    deadlock each other (on PostgreSQL they did, in request order)."""
+    """Insert-or-ignore (an id is a hash of everything the row holds; a forgotten row is filled
+    again), in id order: two batches storing overlapping highlights then take their row locks in
+    the same order and cannot deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
         ordered = sorted(rows, key=lambda row: str(row["id"]))
         await session.execute(_insert_or_ignore(session, "highlight"), ordered)
 
 
 async def stored_highlight_ids(session: AsyncSession, highlight_ids: Collection[str]) -> set[str]:
+    """The ids that are stored with their rectangles (forgotten ones are not)."""
     rows = await session.scalars(
-        select(_highlight.c.id).where(_highlight.c.id.in_(set(highlight_ids)))
+        select(_highlight.c.id).where(
+            _highlight.c.id.in_(set(highlight_ids)), _highlight.c.data != FORGOTTEN
+        )
     )
     return set(rows)
 
@@ -139,10 +159,14 @@ async def get_highlights(
 
 
 async def forget_highlights_of(session: AsyncSession, document_id: str, keep_sha256: str) -> None:
-    """Highlights of a document's previous content: their rectangles belong to another file."""
+    """Highlights of a document's previous content: their rectangles belong to another file,
+    so they go; the row stays (a few dozen bytes), so a link to it can say why it is gone."""
     await session.execute(
-        delete(StoredHighlight).where(
+        update(StoredHighlight)
+        .where(
             StoredHighlight.document_id == document_id,
             StoredHighlight.document_sha256 != keep_sha256,
+            StoredHighlight.data != FORGOTTEN,
         )
+        .values(data=FORGOTTEN)
     )

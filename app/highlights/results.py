@@ -23,6 +23,10 @@ from app.pdfs.indexing import Pending
 MESSAGES: dict[Reason, str] = {
     Reason.chunk_not_found: "No chunk with this id is stored; it may not have been ingested yet.",
     Reason.pdf_unavailable: "The document's PDF could not be opened; showing the page link only.",
+    Reason.storage_unavailable: (
+        "The store holding the document's PDF could not be reached; showing the page link "
+        "only. The document is not gone: asking again later will highlight it."
+    ),
     Reason.pdf_changed: "The PDF changed since it was ingested; re-ingest the document.",
     Reason.no_text_layer: (
         "The cited pages have no text layer and were not read by OCR (OCR off or not installed, "

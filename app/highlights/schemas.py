@@ -78,7 +78,8 @@ class Reason(StrEnum):
     the same for people."""
 
     chunk_not_found = "chunk_not_found"
-    pdf_unavailable = "pdf_unavailable"
+    pdf_unavailable = "pdf_unavailable"  # the storage has no such file or object
+    storage_unavailable = "storage_unavailable"  # the storage could not be asked; ask again
     pdf_changed = "pdf_changed"
     no_text_layer = "no_text_layer"
     index_pending = "index_pending"  # the PDF's text layer still being read into its index

@@ -1,6 +1,7 @@
 """Highlights by id, after the batch that found them: what the reference viewer draws, and page
 preview images. A highlight of a document's previous content is never served: its rectangles
-belong to another file."""
+belong to another file. It answers 410 (``HighlightOutdated``, code pdf_changed), not 404: its
+row stays, without its rectangles, after the document changed (``repository.FORGOTTEN``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ from app.documents.errors import DocumentNotFound
 from app.documents.links import PdfLinks
 from app.highlights import repository
 from app.highlights.cache import etag
-from app.highlights.errors import HighlightNotFound, PageNotFound, PageNotRendered
+from app.highlights.errors import (
+    HighlightNotFound,
+    HighlightOutdated,
+    PageNotFound,
+    PageNotRendered,
+)
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
 from app.pdfs.storage import PdfStorage
@@ -31,7 +37,7 @@ PREVIEW_WAIT_S = 10.0
 async def forget_other_content(
     session_factory: async_sessionmaker[AsyncSession], document_id: str
 ) -> None:
-    """Delete the stored highlights of a document's earlier content (their rectangles belong to
+    """Forget the stored highlights of a document's earlier content (their rectangles belong to
     another file), after its new content was committed. Reads already skip such rows, so this
     only frees space, and may run late: it compares with the content stored *now*, so a document
     put back to its earlier content before this runs keeps that content's highlights."""
@@ -39,6 +45,15 @@ async def forget_other_content(
         document = await documents.get_document_row(session, document_id)
         if document is not None:
             await repository.forget_highlights_of(session, document_id, document.sha256)
+
+
+def _outdated(highlight_id: str, document_id: str) -> HighlightOutdated:
+    return HighlightOutdated(
+        f"highlight {highlight_id!r} no longer applies: document {document_id!r} was ingested "
+        "again with other content since the answer that made it; ask again to highlight the "
+        "current document",
+        details={"document_id": document_id},
+    )
 
 
 @dataclass(frozen=True)
@@ -75,10 +90,13 @@ class StoredHighlights:
         async with transaction(self.session_factory) as session:
             row = await repository.get_highlight(session, highlight_id)
             document = await documents.get_document_row(session, row.document_id) if row else None
-        if row is None or document is None or document.sha256 != row.document_sha256:
+        if row is None or document is None:
             raise HighlightNotFound(f"no highlight {highlight_id!r} for the stored documents")
-        # The file a viewer will draw these rectangles on: PdfChanged (409) when it is no longer
-        # the content they were made from, even if nobody re-ingested it.
+        if document.sha256 != row.document_sha256 or row.data == repository.FORGOTTEN:
+            raise _outdated(highlight_id, document.id)
+        # The file a viewer will draw these rectangles on: PdfChanged (409, not 410) when it is
+        # no longer the content they were made from though nobody re-ingested it, a conflict
+        # that putting the file back (or re-ingesting) resolves.
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
         return StoredHighlightOut(
             highlight_id=row.id,
@@ -111,7 +129,15 @@ class StoredHighlights:
         if not 1 <= page <= document.page_count:
             raise PageNotFound(document_id, page, document.page_count)
         current = (document.id, document.sha256)
-        found = {row.id: row for row in rows if (row.document_id, row.document_sha256) == current}
+        found = {
+            row.id: row
+            for row in rows
+            if (row.document_id, row.document_sha256) == current
+            and row.data != repository.FORGOTTEN
+        }
+        outdated = [r.id for r in rows if r.document_id == document_id and r.id not in found]
+        if outdated:
+            raise _outdated(outdated[0], document_id)
         missing = [h for h in highlight_ids if h not in found]
         if missing:
             raise HighlightNotFound(f"no highlight {missing[0]!r} of document {document_id!r}")

@@ -8,7 +8,7 @@ pickled back to the service, and pickling rebuilds an exception from its ``args`
 
 from __future__ import annotations
 
-from app.core.errors import BadRequest, Busy, Conflict, ErrorCode, NotFound, UpstreamError
+from app.core.errors import AppError, BadRequest, Busy, Conflict, ErrorCode, NotFound
 
 
 class InvalidSourcePath(BadRequest):
@@ -34,7 +34,9 @@ class PdfWorkStalled(Busy):
 
 
 class PdfMissing(NotFound):
-    """A stored document's PDF is no longer (readable) under the PDF root."""
+    """A stored document's PDF is not there: the storage answered that it has no such file or
+    object. Never raised because the storage could not be asked (that is ``StorageUnavailable``):
+    a client told 404 concludes the document is gone."""
 
 
 class PdfChanged(Conflict):
@@ -43,6 +45,12 @@ class PdfChanged(Conflict):
     code = ErrorCode.pdf_changed
 
 
-class StorageUnavailable(UpstreamError):
-    """The object store holding the PDFs failed or cannot be reached (a write, or a document PUT
-    that must read its PDF); readers of a stored PDF get ``PdfMissing`` instead."""
+class StorageUnavailable(AppError):
+    """The store holding the PDFs cannot be used now: unreachable, timing out, answering 5xx, or
+    refusing this service's request (a write to a read-only bucket). A 503 with Retry-After on
+    every route that needs the store; in a batch, the per-citation reason
+    ``storage_unavailable``. The message says which of these it was."""
+
+    status_code = 503
+    code = ErrorCode.storage_unavailable
+    headers = {"Retry-After": "10"}

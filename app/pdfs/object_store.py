@@ -9,6 +9,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -92,14 +96,32 @@ def _client_env() -> dict[str, str | bool]:
     return carried
 
 
+# S3 error codes that mean the credentials themselves are wrong; any other 403 (AccessDenied)
+# means they are fine but may not do this here (a read-only key, a bucket policy).
+_CREDENTIAL_CODES = frozenset(
+    {
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "InvalidToken",
+        "TokenRefreshRequired",
+        "AuthorizationHeaderMalformed",
+    }
+)
+CREDENTIALS_REFUSED = "the credentials were refused (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)"
+
+
 def summary(exc: BaseException) -> str:
     """One line for an obstore error: the S3 error code or the transport's words, without the
-    request's URL (which names the endpoint and key) or a local path."""
-    if isinstance(exc, PermissionDeniedError | UnauthenticatedError):
-        return "the credentials were refused (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)"
+    request's URL (which names the endpoint and key) or a local path. Credentials are blamed
+    only when the store said they are wrong, not for every refusal."""
     text = str(exc)
     code = re.search(r"<Code>(\w+)</Code>", text)
     status = re.search(r"status code: (\d{3})", text)
+    if isinstance(exc, UnauthenticatedError) or (code and code[1] in _CREDENTIAL_CODES):
+        return CREDENTIALS_REFUSED
+    if isinstance(exc, PermissionDeniedError) and not code:
+        return "access denied (HTTP 403)"
     if code:
         return f"{code[1]}" + (f" (HTTP {status[1]})" if status else "")
     first = text.splitlines()[0] if text.strip() else type(exc).__name__
@@ -154,3 +176,68 @@ class ObjectBlobs:
             self.store.put(key, data)
         except Exception as exc:
             log.warning("shared index %s not written to the object store: %s", name, summary(exc))
+
+
+# How long a write probe's answer stands. Readiness is polled every few seconds by every
+# replica's kubelet; a probe per poll would be a PUT and a DELETE per replica every few seconds,
+# and a store that flaps would be hammered hardest when it is weakest.
+WRITE_PROBE_INTERVAL_S = 60.0
+WRITE_PROBE_PREFIX = ".readyz/"
+
+
+class WriteProbe:
+    """Whether this service may write to the store: a PUT and a DELETE of an empty object of its
+    own (``.readyz/write-probe-<id>``), at most once per ``interval_s`` whatever asks, and never
+    two at once (a caller arriving during a probe gets the last answer). Real writes report
+    their outcome too (``note``), so an upload refused by the store makes the replica not ready
+    at once, and one that succeeds makes it ready again."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        name: str,
+        interval_s: float = WRITE_PROBE_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.interval_s = interval_s
+        self.clock = clock
+        self.key = f"{WRITE_PROBE_PREFIX}write-probe-{uuid.uuid4().hex[:12]}"
+        self._lock = threading.Lock()
+        self._known: tuple[float, str | None] | None = None  # (when, problem)
+        self._probing = False
+
+    def problem(self) -> str | None:
+        """Blocking: why the store refuses this service's writes (one line), or None."""
+        with self._lock:
+            known = self._known
+            fresh = known is not None and self.clock() - known[0] < self.interval_s
+            if fresh or self._probing:
+                return known[1] if known is not None else None
+            self._probing = True
+        try:
+            problem = self._probe()
+        finally:
+            with self._lock:
+                self._probing = False
+        self.note(problem)
+        return problem
+
+    def note(self, problem: str | None) -> None:
+        with self._lock:
+            self._known = (self.clock(), problem)
+
+    def refusal(self, exc: BaseException, operation: str) -> str:
+        return f"{self.name} is not writable: {summary(exc)} on {operation}"
+
+    def _probe(self) -> str | None:
+        try:
+            self.store.put(self.key, b"")
+        except Exception as exc:
+            return self.refusal(exc, "put")
+        try:
+            self.store.delete(self.key)
+        except Exception as exc:  # uploads need PUT only; the empty probe object stays
+            log.warning("the write probe %s was not deleted: %s", self.key, summary(exc))
+        return None

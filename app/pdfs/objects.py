@@ -21,9 +21,12 @@ the hash of the bytes actually received). Then, per open:
 - any other key costs one HEAD: an unchanged e_tag, size and modification time mean the copy
   made from it still stands; otherwise it is downloaded and hashed again.
 
-Errors keep the local folder's contract: ``verify`` raises ``PdfMissing`` (no such object, or
-the store cannot be reached: the per-citation reason ``pdf_unavailable``) or ``PdfChanged``;
-writes raise ``StorageUnavailable`` (502) when the store fails. Every call has a timeout, and
+Errors keep the local folder's contract: ``verify`` raises ``PdfMissing`` only when the store
+answered that there is no such object (the per-citation reason ``pdf_unavailable``), or
+``PdfChanged``; a store that cannot be reached, times out, fails or refuses raises
+``StorageUnavailable`` (503 with Retry-After; the per-citation reason ``storage_unavailable``),
+reads and writes alike. Readiness asks whether the store takes writes (``WriteProbe``: an empty
+object put and deleted, at most once a minute). Every call has a timeout, and
 the readiness probe's own client gives up within 2 s.
 """
 
@@ -40,7 +43,12 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
-from obstore.exceptions import AlreadyExistsError, NotFoundError
+from obstore.exceptions import (
+    AlreadyExistsError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
 from obstore.store import LocalStore
 
 from app.core.files import temp_file
@@ -51,7 +59,7 @@ from app.pdfs.errors import (
     StorageUnavailable,
     UnreadablePdf,
 )
-from app.pdfs.object_store import ObjectBlobs, open_store, summary
+from app.pdfs.object_store import ObjectBlobs, WriteProbe, open_store, summary
 from app.pdfs.storage import (
     Blobs,
     Fingerprint,
@@ -125,6 +133,7 @@ class ObjectPdfStorage(PdfStorage):
         self.max_bytes = max_bytes
         self._probe = probe or store
         self._blobs = ObjectBlobs(store)
+        self.writes = WriteProbe(self._probe, name)
         self._versions: dict[str, _Version] = {}
         self._fetch_locks: dict[str, threading.Lock] = {}
 
@@ -189,8 +198,20 @@ class ObjectPdfStorage(PdfStorage):
                 self.store.put(key, data, mode="create" if found is None else "overwrite")
             except AlreadyExistsError:
                 newly_stored = False  # an upload of the same content won the race
+            except (PermissionDeniedError, UnauthenticatedError) as exc:
+                # The store answered, and said no: readiness learns it now, not in a minute.
+                problem = self.writes.refusal(exc, "put")
+                self.writes.note(problem)
+                raise StorageUnavailable(
+                    f"the PDF was not stored: {problem}; the store refused this service's write "
+                    "(a read-only bucket or key), so nothing was kept: tell the operator"
+                ) from None
             except Exception as exc:
-                raise StorageUnavailable(f"{self.name} cannot be used: {summary(exc)}") from None
+                raise StorageUnavailable(
+                    f"the PDF was not stored: {self.name} could not be reached ({summary(exc)}); "
+                    "retry after the Retry-After header's seconds"
+                ) from None
+            self.writes.note(None)
         if self._cached(sha256) is None:
             self._keep(data, sha256)
         return SavedPdf(key, newly_stored)
@@ -226,6 +247,10 @@ class ObjectPdfStorage(PdfStorage):
             return f"{self.name} cannot be used: {summary(exc)}"
         return None
 
+    def write_problem(self) -> str | None:
+        # Asked at most once a minute whatever the callers (WriteProbe).
+        return self.writes.problem()
+
     def index_blobs(self) -> Blobs:
         return self._blobs
 
@@ -248,8 +273,10 @@ class ObjectPdfStorage(PdfStorage):
         except _Absent:
             raise PdfMissing(f"the PDF {source_path!r} is missing from the object store") from None
         except _Unreachable as exc:
-            raise PdfMissing(
-                f"the PDF {source_path!r} cannot be fetched from the object store ({exc})"
+            # Not PdfMissing: a 404 tells a client the document is gone, and it is not.
+            raise StorageUnavailable(
+                f"the PDF {source_path!r} cannot be fetched now: {self.name} failed ({exc}); "
+                "retry after the Retry-After header's seconds"
             ) from None
         except _TooLarge:
             # The ingested content fitted the limit; what is there now is something else.

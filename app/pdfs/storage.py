@@ -8,7 +8,11 @@ untouched; any change to its identity (device, inode, size, mtime, ctime) trigge
 ctime cannot be set by a user, so even a rewrite that keeps size and mtime is noticed.
 
 Errors raised here are ``AppError`` subclasses; callers that answer per citation turn
-``PdfMissing`` and ``PdfChanged`` into the reasons ``pdf_unavailable`` and ``pdf_changed``.
+``PdfMissing``, ``PdfChanged`` and ``StorageUnavailable`` into the reasons ``pdf_unavailable``,
+``pdf_changed`` and ``storage_unavailable``. ``PdfMissing`` (a 404) means the storage was asked
+and has no such file; a storage that cannot be asked (here: the PDF folder itself is gone, an
+unmounted volume) is ``StorageUnavailable`` (a 503), so no client concludes a document is gone
+during an outage.
 
 ``PdfStorage`` is the local-folder backend (``HIGHLIGHT_STORAGE_URL`` empty, the default);
 ``objects.py`` holds the object-store backend (S3-compatible, or obstore's local and
@@ -27,8 +31,15 @@ from typing import TYPE_CHECKING, Protocol
 from app.alignment.text import clean_extracted
 from app.core.errors import BadRequest
 from app.core.files import temp_file
-from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing, UnreadablePdf
+from app.pdfs.errors import (
+    InvalidSourcePath,
+    PdfChanged,
+    PdfMissing,
+    StorageUnavailable,
+    UnreadablePdf,
+)
 from app.pdfs.pdf import open_pdf
+from app.pdfs.structure import cut_short, lost_pages
 from app.pdfs.workers import PdfWorkers
 
 if TYPE_CHECKING:  # PyMuPDF is imported where a PDF is opened: in the PDF workers
@@ -103,10 +114,13 @@ def _mupdf_errors() -> tuple[type[Exception], ...]:
 
 
 def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
-    """Blocking: the page count and metadata title of a PDF that can be read without a password.
-    ``name`` (never a server path) is what error messages show."""
+    """Blocking: the page count and metadata title of a whole PDF (``structure.py``) that can be
+    read without a password. ``name`` (never a server path) is what error messages show."""
     import pymupdf
 
+    incomplete = cut_short(data, name)
+    if incomplete:
+        raise UnreadablePdf(incomplete)
     try:
         doc = open_pdf(data)
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
@@ -127,6 +141,13 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
                 f"{name} cannot be indexed: its page tree is invalid ({_reason(exc)})"
             ) from None
         _check_pages(doc, page_count, name)
+        lost = lost_pages(doc, page_count)
+        if lost:
+            raise UnreadablePdf(
+                f"{name} is damaged: its page tree declares {page_count} pages, but "
+                f"{'page ' if len(lost) == 1 else f'{len(lost)} pages from page '}{lost[0]} "
+                "is not in the file; send the whole file"
+            )
         title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
         return page_count, title[:500]
 
@@ -229,6 +250,11 @@ class PdfStorage:
             return "the PDF folder (HIGHLIGHT_PDF_ROOT) cannot be read by the service"
         return None
 
+    def write_problem(self) -> str | None:
+        """Blocking: why PDFs cannot be stored now, or None. A local folder may be mounted
+        read-only on purpose (documents named by source_path, no uploads): not a problem."""
+        return None
+
     def index_blobs(self) -> Blobs | None:
         """Where replicas share built text indexes: nowhere for a local folder (one machine;
         ``HIGHLIGHT_INDEX_CACHE_DIR`` serves it)."""
@@ -271,6 +297,9 @@ class PdfStorage:
             # A stored path that no longer resolves (the root moved, a symlink changed).
             raise PdfMissing(f"the PDF {source_path!r} is not under the PDF root") from exc
         if not path.is_file():
+            problem = self.problem()
+            if problem:
+                raise StorageUnavailable(f"{problem}; retry after the Retry-After header's seconds")
             raise PdfMissing(f"the PDF {source_path!r} is missing from the PDF root")
         return path
 

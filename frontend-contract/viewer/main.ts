@@ -168,12 +168,49 @@ function showClaims(claims: string[], supports: string[]): void {
   ui.claims.hidden = lines.length === 0;
 }
 
+/**
+ * What a reader is told when the link itself or the document is the problem, once for the page
+ * rather than per highlight, in a reader's words: never about tokens, never the URL (it holds
+ * the link's signature). `null`: a failure of one highlight, shown as the service words it.
+ */
+const LINK_EXPIRED =
+  "This link has expired: links to a document are valid for a limited time. Open the citation " +
+  "again from the chat answer to get a fresh link.";
+const LINK_INVALID =
+  "This link is not valid: it was changed or cut when it was copied. Open the citation again " +
+  "from the chat answer.";
+const DOCUMENT_CHANGED =
+  "The document changed since this answer was written, so its highlights no longer apply. " +
+  "Ask the question again to highlight the current document.";
+const STORE_DOWN =
+  "The document cannot be loaded right now (its storage is unavailable). Try again in a minute.";
+
+function readerMessage(status: number, code: string | undefined): [string, string] | null {
+  if (code === "link_expired") return ["link_expired", LINK_EXPIRED];
+  if (code === "link_invalid" || status === 401) return [code ?? "link_invalid", LINK_INVALID];
+  if (status === 410) return ["pdf_changed", DOCUMENT_CHANGED];
+  if (status === 503) return [code ?? "unavailable", STORE_DOWN];
+  return null;
+}
+
+/** A page-level failure said once, however many requests met it. */
+function failOnce(code: string, message: string): void {
+  if (!state.errors.some((e) => e.highlightId === null && e.message === message)) {
+    fail(null, code, message);
+  }
+}
+
 async function fetchHighlight(id: string): Promise<HighlightResponse | null> {
   try {
     const response = await fetch(withAuth(`/v2/highlights/${encodeURIComponent(id)}`));
     const body: unknown = await response.json().catch(() => null);
     if (!response.ok) {
       const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
+      const told = readerMessage(response.status, error?.code);
+      if (told) {
+        failOnce(...told);
+        return null;
+      }
       fail(
         id,
         error?.code ?? `http_${response.status}`,
@@ -210,8 +247,17 @@ async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
       );
       return null;
     }
+    const linkTold = state.errors.some((x) => x.code === "link_expired" || x.code === "link_invalid");
+    if (e.status === 401 && linkTold) return null; // the highlights' answer already said why
+    const told = e.status ? readerMessage(e.status, undefined) : null;
+    if (told) {
+      failOnce(...told);
+      return null;
+    }
+    // PDF.js's own message names the URL, signature and all: the status alone is shown.
     const code = e.status ? `http_${e.status}` : (e.name ?? "pdf_error");
-    fail(null, code, `The PDF could not be loaded: ${e.message ?? String(error)}`);
+    const why = e.status === 404 ? "it is no longer stored" : e.status ? `HTTP ${e.status}` : "";
+    fail(null, code, `The PDF could not be loaded${why ? ` (${why})` : ""}.`);
     return null;
   }
 }

@@ -148,7 +148,8 @@ async def test_highlight_ids_are_stable_and_served_until_the_document_changes(
         shutil.copyfile(tmp_path / "new.pdf", pdf_root / SAMPLE)
         await ingest_sample(settings)
         gone = await client.get(f"/v2/highlights/{ids[0]}")
-        assert gone.status_code == 404
+        # Its link was good: the document moved on (410, not "no such highlight").
+        assert (gone.status_code, gone.json()["error"]["code"]) == (410, "pdf_changed")
         fresh = (await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN))).json()
         new_ids = [h["highlight_id"] for h in fresh["results"][0]["highlights"]]
         assert not set(new_ids) & set(ids)

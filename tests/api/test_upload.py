@@ -6,15 +6,18 @@ and PostgreSQL. Then every refusal, each with a message that says what to fix.""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pymupdf
 import pytest
 
 from app.core.config import Settings
+from app.core.errors import BadRequest
 from tests.core.test_error_contract import assert_documented, assert_error_body
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.pdfs import write_encrypted_pdf, write_scan_pdf, write_text_pdf
@@ -155,7 +158,12 @@ async def test_chunk_true_ingests_in_one_call_and_a_new_replica_reads_it_through
         assert replaced.status_code == 200, replaced.text
         assert (replaced.json()["created"], replaced.json()["changed"]) == (False, True)
         assert replaced.json()["title"] == "Ferry 2"
-        assert (await client.get(f"/v2/highlights/{old_highlight}")).status_code == 404
+        # Its link still answers, and says why it no longer applies: 410, not "no such id".
+        outdated = await client.get(f"/v2/highlights/{old_highlight}")
+        assert_error_body(outdated, "pdf_changed")
+        assert_documented(outdated)
+        assert outdated.status_code == 410
+        assert "ingested again with other content" in outdated.json()["error"]["message"]
         document = (await client.get("/v2/documents/ferry")).json()
         assert document["sha256"] == hashlib.sha256(second_pdf).hexdigest()
 
@@ -306,3 +314,85 @@ async def test_uploads_need_a_write_token(sqlite_url: str, tmp_path: Path) -> No
             URL, content=data, headers={**PDF, "authorization": "Bearer w-token"}
         )
         assert writer.status_code == 201, writer.text
+
+
+def _cuts(data: bytes) -> dict[str, bytes]:
+    """A whole PDF cut where a broken upload or copy ends: in the middle, in the last tenth, just
+    before its cross-reference table, and just before the %%EOF that ends it."""
+    return {
+        "half": data[: len(data) // 2],
+        "nine-tenths": data[: len(data) * 9 // 10],
+        "before-xref": data[: data.rindex(b"xref")],
+        "before-eof": data[: data.rindex(b"%%EOF")],
+    }
+
+
+async def test_a_pdf_cut_short_is_refused_and_says_why(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """MuPDF repairs a PDF cut at any of these points and opens it with every page: only the
+    missing end says the file is not whole. Refused, whatever the storage, before it is stored."""
+    long = write_text_pdf(tmp_path / "long.pdf", [" ".join(SENTENCES)] * 60, "Long").read_bytes()
+    for document in (_pdf(tmp_path), long):
+        for where, cut in _cuts(document).items():
+            refused = await client.put(URL, content=cut, headers=PDF, params={"chunk": "true"})
+            assert refused.status_code == 422, (where, refused.text)
+            message = refused.json()["error"]["message"]
+            assert f"ends after {len(cut)} bytes" in message, (where, message)
+            assert "send the whole file" in message
+    assert not (tmp_path / "pdfs" / "ingested").exists()
+    whole = await client.put(URL, content=long, headers=PDF)
+    assert whole.status_code == 201, whole.text
+
+
+async def test_a_pdf_that_lost_a_page_object_is_refused(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The end is there, but a page's object was blanked out (a damaged copy): MuPDF repairs it
+    and shows that page blank; the page tree still names it, so it is refused."""
+    doc = pymupdf.open()
+    for number in (1, 2, 3):
+        doc.new_page().insert_text((72, 72), f"Page {number} of the ferry timetable.")
+    data = doc.tobytes()
+    xref = pymupdf.open(stream=data).page_xref(1)
+    found = re.search(rb"\n%d 0 obj.*?endobj" % xref, data, re.S)
+    assert found is not None
+    start, end = found.start() + 1, found.end()
+    damaged = data[:start] + b" " * (end - start) + data[end:]
+    refused = await client.put(URL, content=damaged, headers=PDF)
+    assert refused.status_code == 422, refused.text
+    message = refused.json()["error"]["message"]
+    assert "declares 3 pages, but page 2 is not in the file" in message
+    assert (await client.put(URL, content=data, headers=PDF)).status_code == 201
+
+
+async def test_a_body_shorter_than_its_content_length_is_refused(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A proxy or ASGI server that hands on a body cut short as if it were whole: the declared
+    length says it is not (an HTTP server ends the request at Content-Length itself)."""
+    data = _pdf(tmp_path)
+    sent = data[: len(data) - 100]
+    headers = {**PDF, "content-length": str(len(data))}
+    cut = await client.put(URL, content=sent, headers=headers)
+    assert cut.status_code == 422, cut.text
+    assert_documented(cut)
+    error = cut.json()["error"]
+    assert error["message"].startswith(f"the upload ended after {len(sent)} of {len(data)} bytes")
+    assert error["details"] == {"received": len(sent), "declared": len(data)}
+    assert not (tmp_path / "pdfs" / "ingested").exists()
+
+
+def test_no_pdf_of_the_shared_corpus_is_taken_for_a_cut_one(shared_pdfs: Path) -> None:
+    """The rule that refuses a cut PDF refuses none of the real ones (12 producers), and each
+    of them cut in half is refused."""
+    from app.pdfs.storage import inspect_pdf
+
+    pdfs = sorted(shared_pdfs.rglob("*.pdf"))
+    assert pdfs
+    for pdf in pdfs:
+        pages, _ = inspect_pdf(pdf, pdf.name)
+        assert pages >= 1, pdf.name
+        cut = pdf.read_bytes()
+        with pytest.raises(BadRequest, match="cut short"):
+            inspect_pdf(cut[: len(cut) // 2], pdf.name)

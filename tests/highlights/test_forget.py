@@ -1,6 +1,7 @@
-"""The highlights of a document's earlier content are deleted by the highlights side after the
-new content is committed (the PUT's background task, and ``ingest``), not by the documents
-upsert (which would make ``documents`` import ``highlights``). Real databases, real PDFs."""
+"""The highlights of a document's earlier content are forgotten (their rectangles deleted) by
+the highlights side after the new content is committed (the PUT's background task, and
+``ingest``), not by the documents upsert (which would make ``documents`` import
+``highlights``). Real databases, real PDFs."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from app.db.session import create_engine, create_session_factory, dispose_engine
 from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.documents.service import DocumentService
 from app.highlights.models import StoredHighlight
+from app.highlights.repository import FORGOTTEN
 from app.highlights.stored import forget_other_content
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.storage import PdfStorage
@@ -38,8 +40,12 @@ async def _stored(settings: Settings) -> list[tuple[str, str]]:
     engine = create_engine(settings.database_url)
     try:
         async with transaction(create_session_factory(engine)) as session:
+            # The rows that still hold rectangles: a forgotten one keeps only its id and
+            # content hash, so a link to it answers 410 (test_stored_highlights.py).
             rows = await session.execute(
-                select(StoredHighlight.id, StoredHighlight.document_sha256)
+                select(StoredHighlight.id, StoredHighlight.document_sha256).where(
+                    StoredHighlight.data != FORGOTTEN
+                )
             )
             return sorted((row[0], row[1]) for row in rows)
     finally:

@@ -15,7 +15,7 @@ from obstore.store import S3Store
 
 from app.core.config import ConfigurationError, Settings
 from app.pdfs.backends import build_storage
-from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing
+from app.pdfs.errors import InvalidSourcePath, PdfChanged, PdfMissing, StorageUnavailable
 from app.pdfs.object_store import INDEX_PREFIX, ObjectBlobs
 from app.pdfs.objects import ObjectPdfStorage
 from app.services import ingest_file
@@ -74,13 +74,14 @@ def test_a_new_replica_reads_through_its_own_cache(
     # that cannot be reached still verifies.
     offline = ObjectPdfStorage(_unreachable_store(s3_bucket), tmp_path / "cache-b")
     assert offline.verify(saved.source_path, sha) == path
-    # ... while a replica without the copy reports the PDF unavailable, naming no secret.
-    with pytest.raises(PdfMissing) as missing:
+    # ... while a replica without the copy says the store is unavailable (not that the PDF is
+    # missing: it is not), naming no secret.
+    with pytest.raises(StorageUnavailable) as unavailable:
         ObjectPdfStorage(_unreachable_store(s3_bucket), tmp_path / "cache-c").verify(
             saved.source_path, sha
         )
-    assert "cannot be fetched from the object store" in missing.value.message
-    assert "test-secret-key" not in missing.value.message
+    assert "cannot be fetched now" in unavailable.value.message
+    assert "test-secret-key" not in unavailable.value.message
 
 
 def test_a_damaged_cached_copy_is_fetched_again(
