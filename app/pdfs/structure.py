@@ -17,8 +17,10 @@ Pure functions on bytes and on an open document; ``inspect_pdf`` calls them in t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pymupdf
+if TYPE_CHECKING:  # PyMuPDF is imported by the PDF workers, where a PDF is opened
+    import pymupdf
 
 EOF_MARKER = b"%%EOF"
 EOF_WITHIN = 1024
@@ -52,6 +54,8 @@ def lost_pages(doc: pymupdf.Document, page_count: int) -> list[int]:
     cannot be read of it is answered when it is indexed."""
     if not doc.is_repaired:
         return []
+    import pymupdf
+
     lost = []
     for number in range(page_count):
         try:
