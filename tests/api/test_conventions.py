@@ -192,7 +192,8 @@ async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other
             headers={"content-type": "application/pdf"},
             params={"sha256": hashlib.sha256(data).hexdigest()},
         )
-    assert (missing.status_code, odd.status_code, upload.status_code) == (404, 405, 502)
+    # A store that cannot be reached is a 503 (storage_unavailable), the service's side of 5xx.
+    assert (missing.status_code, odd.status_code, upload.status_code) == (404, 405, 503)
 
     not_found = server_span(spans, "/v2/documents/missing-doc")
     assert not_found.status.status_code == StatusCode.UNSET  # the client's error, not ours
@@ -213,8 +214,8 @@ async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other
     failed = server_span(spans, "/v2/documents/sample/pdf")
     assert failed.name == "PUT /v2/documents/{document_id}/pdf"
     assert failed.status.status_code == StatusCode.ERROR
-    assert attributes(failed)["error.type"] == "502"
-    assert attributes(failed)["http.response.status_code"] == 502
+    assert attributes(failed)["error.type"] == "503"
+    assert attributes(failed)["http.response.status_code"] == 503
 
 
 async def test_an_upstream_failure_is_one_warning_without_a_traceback(
@@ -239,8 +240,8 @@ async def test_an_upstream_failure_is_one_warning_without_a_traceback(
             content=data,
             headers={"content-type": "application/pdf", "X-Request-ID": "store-down-1"},
         )
-    assert upload.status_code == 502
-    assert upload.json()["error"]["code"] == "upstream_error"
+    assert upload.status_code == 503
+    assert upload.json()["error"]["code"] == "storage_unavailable"
     lines = [line for line in log_lines(json_log) if line.get("request_id") == "store-down-1"]
     problems = [line for line in lines if line["level"] in ("WARNING", "ERROR", "CRITICAL")]
     (warning,) = problems
@@ -248,4 +249,4 @@ async def test_an_upstream_failure_is_one_warning_without_a_traceback(
     assert "object store" in warning["message"]
     assert not any("exception" in line or "Traceback" in line["message"] for line in lines)
     (access,) = [line for line in lines if line["logger"] == "app.access"]
-    assert access["status"] == 502
+    assert access["status"] == 503
