@@ -54,6 +54,9 @@ else
   echo "../shared/pdfs/qa is absent: support and selection benchmarks skipped"
 fi
 
+echo "=== start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
+$PY bench/import_time.py --repeat 5 --top 10
+
 echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py
 
