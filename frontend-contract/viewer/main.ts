@@ -247,7 +247,9 @@ async function openPdf(url: string): Promise<PDFDocumentProxy | null> {
       );
       return null;
     }
-    const linkTold = state.errors.some((x) => x.code === "link_expired" || x.code === "link_invalid");
+    const linkTold = state.errors.some(
+      (x) => x.code === "link_expired" || x.code === "link_invalid",
+    );
     if (e.status === 401 && linkTold) return null; // the highlights' answer already said why
     const told = e.status ? readerMessage(e.status, undefined) : null;
     if (told) {
