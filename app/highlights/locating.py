@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import asdict, dataclass, field, replace
 
 from app.alignment.display import display_text
@@ -178,10 +179,13 @@ def locate_chunks(
     ``index_pending`` or ``text_layer_pending`` and the build goes on for the next request."""
     out: dict[str, ChunkLocation] = {}
     indexes: dict[tuple[str, str], DocumentIndex | ChunkLocation] = {}
+    # One wait for the whole batch: each PDF waits for what is left of it.
+    ends = time.monotonic() + max(wait.base_s, wait.max_s) if wait is not None else 0.0
     for job in jobs:
         key = (job.source_path, job.sha256)
         if key not in indexes:
-            indexes[key] = _open(storage, cache, job, wait)
+            left = wait.within(ends - time.monotonic()) if wait is not None else None
+            indexes[key] = _open(storage, cache, job, left)
         index = indexes[key]
         out[job.chunk_id] = (
             replace(index) if isinstance(index, ChunkLocation) else _locate_job(index, job)

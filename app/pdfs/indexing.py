@@ -41,7 +41,7 @@ from app.pdfs.ocr import (
     tesseract_languages,
 )
 from app.pdfs.storage import PdfStorage
-from app.pdfs.workers import PdfJobFailed, PdfWorkers
+from app.pdfs.workers import PdfJobFailed, PdfWorkers, WorkerLimits
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,16 @@ def ocr_options(settings: Settings, command: bool = False) -> OcrOptions | None:
         dpi=settings.ocr_dpi,
         mode=settings.ocr_mode,
         max_pages=settings.ocr_max_pages,
-        # Within a worker's job time, so Tesseract is stopped before pebble kills the worker.
-        page_timeout_s=max(1.0, settings.pdf_job_timeout_s - 5),
+        # Tesseract's CPU is capped by the worker's RLIMIT_CPU (it inherits it); its clock only
+        # stops a stuck run, just before the worker's own backstop. A page slowed by a busy
+        # machine then stalls the build (retried, not cached) instead of being left out of it.
+        page_timeout_s=max(1.0, _job_limits(settings).wall_limit() - 5),
+    )
+
+
+def _job_limits(settings: Settings) -> WorkerLimits:
+    return WorkerLimits(
+        timeout_s=settings.pdf_job_timeout_s, wall_factor=settings.pdf_job_wall_factor
     )
 
 
@@ -180,6 +188,12 @@ class IndexWait:
         if pending.stage == "text" and pending.pages is not None:
             return min(cap, self.base_s + self.page_s * pending.pages)
         return self.base_s
+
+    def within(self, seconds: float) -> IndexWait:
+        """This wait, never past ``seconds``: what is left of a batch's one wait, so a batch
+        citing several unbuilt PDFs waits at most once in all, not once per PDF."""
+        left = max(0.0, seconds)
+        return IndexWait(min(self.base_s, left), self.page_s, min(self.max_s, left))
 
 
 # While it is not known what a build is doing, a waiting batch looks again this often.

@@ -157,6 +157,22 @@ def test_the_wait_grows_per_page_only_while_a_text_layer_is_read() -> None:
     assert IndexWait(10).allowed(indexing.Pending("survey")) == 10
 
 
+def test_a_batch_waits_once_in_all_not_once_per_pdf() -> None:
+    """locate_chunks gives each PDF what is left of the batch's one wait: whatever stage a
+    second PDF is in, it waits no longer than that (it was up to a minute more per PDF)."""
+    wait = IndexWait(base_s=10, page_s=0.05, max_s=60)
+    left = wait.within(4)
+    for pending in (
+        indexing.Pending("survey"),
+        indexing.Pending("text", pages=392),
+        indexing.Pending("ocr", pages=3, scanned=3),
+    ):
+        assert left.allowed(pending) <= 4
+    spent = wait.within(-1)
+    assert spent.allowed(indexing.Pending("survey")) == 0
+    assert wait.within(1000) == wait
+
+
 @pytest.mark.slow  # starts PDF worker processes and Tesseract
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="Tesseract is not installed")
 def test_a_scan_being_read_is_pending_ocr_with_its_pages_counted(tmp_path: Path) -> None:
