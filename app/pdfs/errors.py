@@ -32,6 +32,9 @@ class PdfWorkStalled(Busy):
     machine was busy or the worker stuck, which says nothing about the PDF. Never remembered;
     the next request tries again."""
 
+    # The job it reports ran for many minutes: asking again in 2 s starts it all over at once.
+    headers = {"Retry-After": "60"}
+
 
 class PdfMissing(NotFound):
     """A stored document's PDF is not there: the storage answered that it has no such file or

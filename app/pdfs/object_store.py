@@ -234,8 +234,14 @@ class WriteProbe:
     def _probe(self) -> str | None:
         try:
             self.store.put(self.key, b"")
-        except Exception as exc:
+        except (PermissionDeniedError, UnauthenticatedError) as exc:
             return self.refusal(exc, "put")
+        except Exception as exc:
+            # A timeout or a 5xx says nothing about write permission, and standing for a minute
+            # it would take every replica out at once; readiness's read check reports an
+            # unreachable store on each call.
+            log.warning("the write probe %s could not be put: %s", self.key, summary(exc))
+            return None
         try:
             self.store.delete(self.key)
         except Exception as exc:  # uploads need PUT only; the empty probe object stays
