@@ -197,8 +197,8 @@ class _Supervisor(Multiprocess):
                 log.error("worker process %s failed to start; stopping the service", process.pid)
                 self.should_exit.set()
                 return
-            if self.should_exit.is_set():
-                return
+            if self.should_exit.is_set() or self._stopping():
+                return  # a worker gone because the service is stopping is not replaced
             replacement = Process(self.config, self.sockets)
             replacement.start()
             self.processes[idx] = replacement
@@ -209,6 +209,11 @@ class _Supervisor(Multiprocess):
                 replacement.pid,
             )
         self.close_handed()
+
+    def _stopping(self) -> bool:
+        """SIGINT or SIGTERM received and not handled yet (uvicorn's loop handles them after
+        this check): a worker that exited on it (Ctrl-C, a cgroup kill) is not replaced."""
+        return any(sig in (signal.SIGINT, signal.SIGTERM) for sig in self.signal_queue)
 
     def restart_all(self) -> None:
         super().restart_all()
@@ -232,7 +237,11 @@ def _why_down(process: Process, timeout_s: float) -> str | None:
             )
     code = process.exitcode
     if code is not None and code < 0:
-        return f"was killed by {signal.Signals(-code).name}"
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {-code}"
+        return f"was killed by {name}"
     return f"exited with code {code}"
 
 

@@ -19,6 +19,7 @@ No ``openai`` import: the SDK's errors are read by their attributes (``response`
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import math
 import random
@@ -49,8 +50,8 @@ def parse_retry_after(value: str, now: float | None = None) -> float | None:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    if moment.tzinfo is None:  # an HTTP-date is GMT by definition
-        return None
+    if moment.tzinfo is None:  # an HTTP-date is GMT by definition (asctime's form has no zone)
+        moment = moment.replace(tzinfo=datetime.UTC)
     return max(moment.timestamp() - (time.time() if now is None else now), 0.0)
 
 

@@ -250,6 +250,18 @@ def test_parse_retry_after_reads_an_http_date_against_the_given_time() -> None:
     assert parse_retry_after(email.utils.formatdate(now + 90, usegmt=True), now) == 90.0
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Sun, 06 Nov 1994 08:49:37 GMT",  # IMF-fixdate
+        "Sunday, 06-Nov-94 08:49:37 GMT",  # obsolete RFC 850 form
+        "Sun Nov  6 08:49:37 1994",  # asctime's form: no zone, GMT by definition (RFC 9110)
+    ],
+)
+def test_every_http_date_form_is_read_as_gmt(value: str) -> None:
+    assert parse_retry_after(value, 784_111_777.0 - 10) == 10.0
+
+
 def test_the_longest_asked_wait_wins() -> None:
     class Response:
         headers = {"retry-after": "5"}
