@@ -242,8 +242,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
         if exc.status_code > 500:
-            # An upstream failure (502: the object store, the LLM), an outage of the database or
-            # a full house (503): expected, not a bug. One line per request naming the cause;
+            # An upstream failure (502), a store or database that cannot be reached or a full
+            # house (503): expected, not a bug. One line per request naming the cause;
             # a traceback would only bury it.
             cause = exc.__cause__
             log.warning(
