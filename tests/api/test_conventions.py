@@ -167,21 +167,25 @@ def dead_store(monkeypatch: pytest.MonkeyPatch) -> str:
     return "s3://down-bucket/pdfs"
 
 
-async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other(
-    sqlite_template: Path,
-    tmp_path: Path,
-    pdf_root: Path,
-    sample_pdf: Path,
-    dead_store: str,
-    spans: InMemorySpanExporter,
-) -> None:
-    settings = _sqlite_settings(
+@pytest.fixture
+def dead_store_settings(
+    sqlite_template: Path, tmp_path: Path, pdf_root: Path, dead_store: str
+) -> Settings:
+    return _sqlite_settings(
         sqlite_template,
         tmp_path,
         pdf_root,
         storage_url=dead_store,
         storage_cache_dir=tmp_path / "storage-cache",
     )
+
+
+async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other(
+    dead_store_settings: Settings,
+    sample_pdf: Path,
+    spans: InMemorySpanExporter,
+) -> None:
+    settings = dead_store_settings
     data = sample_pdf.read_bytes()
     async with app_client(settings) as client:
         missing = await client.get("/v2/documents/missing-doc")
@@ -219,20 +223,11 @@ async def test_server_spans_are_errors_on_5xx_only_and_unknown_methods_are_other
 
 
 async def test_an_upstream_failure_is_one_warning_without_a_traceback(
-    sqlite_template: Path,
-    tmp_path: Path,
-    pdf_root: Path,
+    dead_store_settings: Settings,
     sample_pdf: Path,
-    dead_store: str,
     json_log: io.StringIO,
 ) -> None:
-    settings = _sqlite_settings(
-        sqlite_template,
-        tmp_path,
-        pdf_root,
-        storage_url=dead_store,
-        storage_cache_dir=tmp_path / "storage-cache",
-    )
+    settings = dead_store_settings
     data = sample_pdf.read_bytes()
     async with app_client(settings) as client:
         upload = await client.put(

@@ -22,6 +22,7 @@ from app.pdfs.indexing import cached_index, read_scanned_pages
 from app.pdfs.ocr import OcrFailed, OcrOptions, ocr_page
 from app.pdfs.sample import write_sample_pdf
 from app.pdfs.workers import PdfWorkers, WorkerLimits, pdf_workers
+from tests.fixtures.app import make_settings
 from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 from tests.fixtures.pdfs import write_image_only_copy, write_text_pdf
 
@@ -59,13 +60,7 @@ def stopped_build(*args: object) -> object:
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
-    return Settings(
-        _env_file=None,
-        database_url="sqlite+aiosqlite:///x.db",
-        pdf_root=tmp_path,
-        index_cache_dir=None,
-        **overrides,  # type: ignore[arg-type]
-    )
+    return make_settings("sqlite+aiosqlite:///x.db", tmp_path, **overrides)
 
 
 def _text_pdf(tmp_path: Path, pages: int) -> bytes:
