@@ -40,15 +40,26 @@ frontend:  ## the TypeScript helpers' tests
 
 # The auth run repeats the SQLite run's inputs (same seed) with a token: 10 examples per operation
 # reach every auth check (ignored_auth, missing_required_header) on every operation.
+# The three runs at once (each on its own database and port; mostly waiting on the server), each
+# one's output printed whole when all are done; fails when any failed.
 fuzz:  ## schemathesis on every operation: SQLite, PostgreSQL (100 examples each), SQLite with auth (10)
-	scripts/schemathesis.sh sqlite
-	scripts/schemathesis.sh postgres
-	scripts/schemathesis.sh sqlite auth 10
+	@logs="$$(mktemp -d)"; \
+	  scripts/schemathesis.sh sqlite >"$$logs/1" 2>&1 & a=$$!; \
+	  scripts/schemathesis.sh postgres >"$$logs/2" 2>&1 & b=$$!; \
+	  scripts/schemathesis.sh sqlite auth 10 >"$$logs/3" 2>&1 & c=$$!; \
+	  status=0; for p in $$a $$b $$c; do wait $$p || status=1; done; \
+	  for n in 1 2 3; do echo "--- schemathesis run $$n of 3 (sqlite, postgres, sqlite with auth)"; \
+	    cat "$$logs/$$n"; done; rm -rf "$$logs"; exit $$status
 
 vllm:  ## the integration suite against a real vLLM server (CPU, tiny model), then the token bench
 	scripts/vllm.sh setup
-	$(PY) -m pytest -m vllm tests/vllm
-	$(MAKE) --no-print-directory vllm-tokens
+	@# One server for both (a start costs about a minute on 2 cores): the token bench needs a
+	@# 16k context, and the suite reads the server's context where it matters.
+	scripts/vllm.sh stop >/dev/null 2>&1 || true
+	HIGHLIGHT_VLLM_MAX_MODEL_LEN=16384 scripts/vllm.sh start >/dev/null
+	$(PY) -m pytest -m vllm tests/vllm; status=$$?; \
+	  [ $$status -ne 0 ] || $(PY) bench/llm_tokens.py --base-url "$$(scripts/vllm.sh url)" --sizes 10; \
+	  status=$$(( status || $$? )); scripts/vllm.sh stop >/dev/null; exit $$status
 
 vllm-tokens:  ## decoded tokens per batch, positional vs verdict format, on a long-context vLLM (printed)
 	scripts/vllm.sh stop >/dev/null 2>&1 || true

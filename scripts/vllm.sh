@@ -217,8 +217,8 @@ cmd_start() {
     # engine-core child it spawns) in its own process group so `stop` can end all of them.
     # A context longer than the model's 4096 positions (bench/llm_tokens.py's batches: the tiny
     # model's byte-level tokenizer makes a 10-citation prompt ~10k tokens) needs vLLM's consent
-    # and the positions overridden; random weights do not care. The suite keeps 2048 (a test
-    # checks vLLM's refusal of max_tokens above it).
+    # and the positions overridden; random weights do not care. `make vllm` runs the suite and the
+    # bench on one 16k server (the suite reads the server's context where a test needs it).
     local extra=()
     if [ "$MAX_MODEL_LEN" -gt 4096 ]; then
         extra=(--hf-overrides "{\"max_position_embeddings\": $MAX_MODEL_LEN}")

@@ -53,6 +53,13 @@ class VllmServer:
     log_path: Path | None  # None when an external server's log is not known
     started_here: bool
 
+    def max_model_len(self) -> int:
+        """The served model's context (vLLM lists it at /v1/models): `make vllm` serves 16k for
+        its token bench, a developer's `scripts/vllm.sh start` 2k."""
+        with urllib.request.urlopen(self.base_url + "/models", timeout=10) as reply:
+            models = json.load(reply)["data"]
+        return int(next(m for m in models if m["id"] == self.model)["max_model_len"])
+
     def log_size(self) -> int:
         """Current end of the log; pass it to `log_since` to read what one test caused."""
         if self.log_path is None or not self.log_path.exists():

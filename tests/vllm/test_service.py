@@ -176,8 +176,9 @@ async def test_too_small_max_tokens_is_reported_as_truncation(
 async def test_other_400_is_not_a_downgrade(
     vllm_server: Any, sqlite_url: str, pdf_root: Path, recorder: Recorder
 ) -> None:
-    # vLLM: "max_tokens=5000 cannot be greater than max_model_len=2048 ..."
-    settings = settings_for(vllm_server, sqlite_url, pdf_root, llm_max_tokens=5000)
+    # vLLM: "max_tokens=N cannot be greater than max_model_len=2048 ..." (more than the context).
+    too_many = vllm_server.max_model_len() + 1000
+    settings = settings_for(vllm_server, sqlite_url, pdf_root, llm_max_tokens=too_many)
     await ingest_sample(settings)
     data = await run_batch(settings, recorder, CHUNK_MAIN)
     assert data["results"][0]["reason"] == "llm_rejected"
