@@ -90,9 +90,10 @@ _markers = lru_cache(maxsize=512)(chunk_marker_counts)
 
 @lru_cache(maxsize=512)
 def _units(texts: tuple[str, ...], language: Language | None) -> tuple[Unit, ...]:
-    """``units_of`` a chunk's sentence texts, memoised (up to ``MEMO_CHARS``): a chunk cited again (a follow-up
-    question, a conversation reopened) reads the same units, and reading them (stemming,
-    figures, headings) was a third of a lexical batch. Units are never changed once made."""
+    """``units_of`` a chunk's sentence texts, memoised (up to ``MEMO_CHARS``): a chunk cited
+    again (a follow-up question, a conversation reopened) reads the same units, and reading
+    them (stemming, figures, headings) was a third of a lexical batch. Units are never changed
+    once made."""
     sentences = [Sentence(i, 0, len(text), text) for i, text in enumerate(texts, 1)]
     return tuple(units_of(" ".join(texts), sentences, language))
 
