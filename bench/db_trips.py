@@ -5,7 +5,7 @@ Counted over lexical batches that miss the result cache and over result-cache hi
 transactions (SQLAlchemy ``begin`` events, every engine), statements (``before_cursor_execute``)
 and loop-to-thread hops: each call aiosqlite makes into its connection's thread (a put on its
 queue and a future the loop waits for), plus each hand-over of a whole transaction to a thread
-(``app.db.session.run_in_thread`` where it exists).
+(``app.db.threaded.run_in_thread`` where it exists).
 
     PYTHONPATH=CHECKOUT .venv/bin/python bench/db_trips.py DATABASE PDF_ROOT INDEX_DIR CHUNK_ID...
 
@@ -27,7 +27,6 @@ import aiosqlite
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-import app.db.session as db_session
 from tests.fixtures.app import app_client, make_settings
 
 counts: Counter[str] = Counter()
@@ -45,8 +44,11 @@ def _instrument() -> None:
     event.listen(Engine, "begin", lambda conn: counts.update(["transactions"]))
     event.listen(Engine, "before_cursor_execute", lambda *a, **k: counts.update(["statements"]))
     aiosqlite.Connection._execute = _count("hops", aiosqlite.Connection._execute)  # type: ignore[method-assign]
-    if hasattr(db_session, "run_in_thread"):
-        db_session.run_in_thread = _count("hops", db_session.run_in_thread)
+    try:  # where a whole transaction is handed to a thread (app/db/threaded.py)
+        import app.db.threaded as threaded
+    except ImportError:
+        return
+    threaded.run_in_thread = _count("hops", threaded.run_in_thread)
 
 
 async def main(database: Path, pdf_root: Path, index_dir: Path, ids: list[str]) -> None:
