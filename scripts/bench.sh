@@ -63,6 +63,9 @@ $PY bench/grammar_bench.py
 echo "=== claims: answers full of markers (what one request can cost)"
 $PY bench/claim_storm.py
 
+echo "=== request CPU: lexical and LLM paths at 64 clients, latency against /healthz, DB round trips"
+$PY bench/request_cpu.py --seconds 8 --workers 2
+
 echo "=== index cache: build vs data-only blob (zlib) vs the old pickle, per PDF"
 $PY bench/index_cache_bench.py --repeat 3
 

@@ -23,25 +23,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
+from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import (
-    DatabaseError,
-    DBAPIError,
     DisconnectionError,
-    IntegrityError,
-    InterfaceError,
-    OperationalError,
 )
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -51,6 +47,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.core.errors import DatabaseUnavailable, WriteConflict
+from app.db.failures import translate
 from app.db.spans import trace_statements
 from app.db.write_queue import WriteQueue
 
@@ -68,6 +65,7 @@ _held_lock = threading.Lock()
 _orphans: list[int] = []  # never closed, for the reason above (a race that needs two renames)
 _watches: weakref.WeakKeyDictionary[Engine, SqliteFile] = weakref.WeakKeyDictionary()
 _write_queues: weakref.WeakKeyDictionary[Engine, WriteQueue] = weakref.WeakKeyDictionary()
+_threaded: weakref.WeakKeyDictionary[Engine, Threaded] = weakref.WeakKeyDictionary()
 
 
 class SqliteFile:
@@ -185,8 +183,43 @@ def create_engine(
     watch = SqliteFile(path) if path is not None else None
     if watch is not None:
         _watches[engine.sync_engine] = watch
+    _guard_sqlite(engine.sync_engine, watch)
+    if path is not None and not create:
+        # The same file through the standard driver, for whole transactions run in a thread
+        # (threaded.py), with the same guards. Connections move between that pool's threads,
+        # one thread at a time (the pool hands each to one session).
+        sync = create_sync_engine(
+            url.set(drivername="sqlite+pysqlite"),
+            connect_args={"timeout": 30, "check_same_thread": False},
+            **pool,
+        )
+        trace_statements(sync, named)
+        _guard_sqlite(sync, watch)
+        _threaded[engine.sync_engine] = Threaded(
+            sync, ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="sqlite")
+        )
+    return engine
 
-    @event.listens_for(engine.sync_engine, "connect")
+
+@dataclass(frozen=True)
+class Threaded:
+    """A SQLite database's synchronous engine and the threads its transactions run in."""
+
+    engine: Engine
+    threads: ThreadPoolExecutor
+
+
+def threaded_engine(factory: async_sessionmaker[AsyncSession]) -> Threaded | None:
+    """The synchronous twin of the factory's SQLite file database (threaded.py), or None: a
+    server database, or SQLite in memory."""
+    bind = factory.kw.get("bind")
+    return _threaded.get(bind.sync_engine) if isinstance(bind, AsyncEngine) else None
+
+
+def _guard_sqlite(engine: Engine, watch: SqliteFile | None) -> None:
+    """Foreign keys and WAL on every connection, and the file-identity guard at checkout."""
+
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
         # SQLite ignores foreign keys unless asked, and WAL lets readers run beside a writer.
         cursor = dbapi_conn.cursor()
@@ -196,14 +229,12 @@ def create_engine(
         if watch is not None:
             record.info[_FILE_KEY] = (watch, watch.identity())
 
-    @event.listens_for(engine.sync_engine, "checkout")
+    @event.listens_for(engine, "checkout")
     def _on_checkout(dbapi_conn: Any, record: ConnectionPoolEntry, proxy: Any) -> None:
         opened = record.info.get(_FILE_KEY)
         if opened is not None and not _still_the_database(opened):
             # The pool retries with a fresh connection, which fails while the file is missing.
             raise DisconnectionError("the SQLite database file was deleted or replaced")
-
-    return engine
 
 
 def _still_the_database(opened: tuple[SqliteFile, FileIdentity | None]) -> bool:
@@ -214,6 +245,11 @@ def _still_the_database(opened: tuple[SqliteFile, FileIdentity | None]) -> bool:
 async def dispose_engine(engine: AsyncEngine) -> None:
     """Close every pooled connection, then the descriptors kept to watch the SQLite file."""
     await engine.dispose()
+    threaded = _threaded.pop(engine.sync_engine, None)
+    if threaded is not None:
+        # After the transactions still running in its threads; their connections close too.
+        await asyncio.to_thread(threaded.threads.shutdown, wait=True)
+        threaded.engine.dispose()
     _write_queues.pop(engine.sync_engine, None)
     watch = _watches.pop(engine.sync_engine, None)
     if watch is not None:
@@ -232,58 +268,6 @@ async def _opened_file(
     return opened
 
 
-# PostgreSQL error classes that mean "the server cannot serve now" (SQLSTATE, by prefix):
-# connection exception, insufficient resources (too many connections), operator intervention
-# (admin or crash shutdown, "the database system is starting up"), system error (I/O).
-_UNAVAILABLE_SQLSTATES = ("08", "53", "57", "58")
-# Deadlock and serialization failure: the transaction lost a race and succeeds when tried again.
-_RETRY_SQLSTATES = ("40001", "40P01")
-
-
-def _sqlstate(exc: BaseException) -> str | None:
-    """The SQLSTATE of a driver error anywhere in the chain (asyncpg's is the cause of the
-    adapter error SQLAlchemy wraps)."""
-    seen: set[int] = set()
-    stack: list[BaseException | None] = [exc]
-    while stack:
-        current = stack.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        state = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
-        if isinstance(state, str):
-            return state
-        stack += [getattr(current, "orig", None), current.__cause__, current.__context__]
-    return None
-
-
-def _is_unavailable(exc: Exception) -> bool:
-    if isinstance(exc, IntegrityError):
-        return False
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    state = _sqlstate(exc)
-    if state is not None and state.startswith(_UNAVAILABLE_SQLSTATES):
-        return True
-    # asyncpg lets socket errors through unwrapped; a damaged SQLite file ("file is not a
-    # database", "database disk image is malformed") is a plain DatabaseError; a pool that
-    # cannot hand out a connection in time is SQLAlchemy's TimeoutError.
-    return isinstance(
-        exc,
-        OperationalError
-        | InterfaceError
-        | ConnectionError
-        | socket.gaierror
-        | TimeoutError
-        | PoolTimeout,
-    ) or (type(exc) is DatabaseError)
-
-
-def _is_lost_race(exc: Exception) -> bool:
-    state = _sqlstate(exc)
-    return state is not None and state.startswith(_RETRY_SQLSTATES)
-
-
 @asynccontextmanager
 async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """One transaction: committed when the block ends, rolled back on any error. A database that
@@ -299,17 +283,11 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
                     "the database file was deleted or replaced while this request ran; "
                     "nothing it wrote can be trusted to be stored, so retry it"
                 )
-    except IntegrityError as exc:
-        # Services check uniqueness first, so this is two requests racing for the same rows.
-        raise WriteConflict("a concurrent request wrote the same rows; retry the request") from exc
     except Exception as exc:
-        if _is_lost_race(exc):
-            raise WriteConflict(
-                "a concurrent request locked the same rows; retry the request"
-            ) from exc
-        if _is_unavailable(exc):
-            raise DatabaseUnavailable(f"the database is unavailable: {type(exc).__name__}") from exc
-        raise
+        translated = translate(exc)
+        if translated is None:
+            raise
+        raise translated from exc
 
 
 def _write_queue(factory: async_sessionmaker[AsyncSession]) -> WriteQueue | None:

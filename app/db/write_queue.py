@@ -27,7 +27,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-Work = Callable[..., Awaitable[Any]]
+# Async work given an AsyncSession (session.in_transaction), or synchronous work given a Session
+# (threaded.in_thread_transaction): the queue only hands it to ``alone`` or ``together``.
+Work = Callable[..., Any]
 
 
 @dataclass
@@ -45,10 +47,10 @@ class WriteQueue:
 
     async def run(
         self,
-        work: Callable[..., Awaitable[T]],
+        work: Work,
         *,
         combine: bool,
-        alone: Callable[[Callable[..., Awaitable[T]]], Awaitable[T]],
+        alone: Callable[[Work], Awaitable[T]],
         together: Callable[[list[Work]], Awaitable[list[Any]]],
     ) -> T:
         """``work``'s result, run by ``alone(work)`` in its turn, or, when ``combine``, by

@@ -1,6 +1,9 @@
 """Queries of the highlights domain: stored highlights, cached results, and the cited chunks a
 batch reads. No commits here.
 
+The batch path's queries are synchronous, given a ``Session``: it runs each transaction whole
+(app/db/threaded.py), in a thread on SQLite.
+
 The batch path (a few queries per request, every request) uses Core statements on the tables and
 selects only the columns it needs: an ORM entity costs identity-map bookkeeping, a relationship
 load costs a second query, and a multi-row ``insert().values(rows)`` is compiled again for every
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import Executable, Table, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 if TYPE_CHECKING:  # each dialect's module imported by a process that uses it, below
     from sqlalchemy.dialects import postgresql, sqlite
@@ -48,7 +52,7 @@ _CHUNK_COLUMNS = (
 )
 
 
-def _insert_or_ignore(session: AsyncSession, table: str) -> Executable:
+def _insert_or_ignore(session: Session, table: str) -> Executable:
     dialect = session.get_bind().dialect.name
     return _insert_statement("postgresql" if dialect == "postgresql" else "sqlite", table)
 
@@ -78,12 +82,12 @@ def _insert_statement(dialect: str, table: str) -> Executable:
     )
 
 
-async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
     """The cited chunks that are stored, with what a batch needs of their documents, in one
     query."""
     if not chunk_ids:
         return {}
-    rows = await session.execute(
+    rows = session.execute(
         select(*_CHUNK_COLUMNS)
         .join_from(_chunk, _document, _chunk.c.document_id == _document.c.id)
         .where(_chunk.c.id.in_(set(chunk_ids)))
@@ -91,13 +95,11 @@ async def stored_chunks(session: AsyncSession, chunk_ids: Sequence[str]) -> dict
     return {row[0]: StoredChunk(*row) for row in rows}
 
 
-async def document_texts(
-    session: AsyncSession, document_ids: Collection[str]
-) -> dict[str, list[str]]:
+def document_texts(session: Session, document_ids: Collection[str]) -> dict[str, list[str]]:
     """Every chunk text of each document, in order: what its term statistics are counted over."""
     if not document_ids:
         return {}
-    rows = await session.execute(
+    rows = session.execute(
         select(_chunk.c.document_id, _chunk.c.text)
         .where(_chunk.c.document_id.in_(set(document_ids)))
         .order_by(_chunk.c.document_id, _chunk.c.ordinal)
@@ -108,36 +110,40 @@ async def document_texts(
     return texts
 
 
-async def cached_response(session: AsyncSession, key: str, not_before: datetime) -> str | None:
+def cached_response(session: Session, key: str, not_before: datetime) -> str | None:
     """The cached answer for ``key``, unless it was stored before ``not_before`` (expired rows are
     deleted lazily)."""
-    row: str | None = await session.scalar(
+    row: str | None = session.scalar(
         select(_cache.c.response).where(_cache.c.key == key, _cache.c.created_at >= not_before)
     )
     return row
 
 
 async def store_response(session: AsyncSession, key: str, response: str, now: datetime) -> None:
+    await session.run_sync(put_response, key, response, now)
+
+
+def put_response(session: Session, key: str, response: str, now: datetime) -> None:
     row: dict[str, object] = {"key": key, "response": response, "created_at": now}
-    await session.execute(_insert_or_ignore(session, "result_cache"), [row])
+    session.execute(_insert_or_ignore(session, "result_cache"), [row])
 
 
 async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
     await session.execute(delete(CachedResult).where(CachedResult.created_at < older_than))
 
 
-async def store_highlights(session: AsyncSession, rows: list[dict[str, object]]) -> None:
+def store_highlights(session: Session, rows: list[dict[str, object]]) -> None:
     """Insert-or-ignore (an id is a hash of everything the row holds; a forgotten row is filled
     again), in id order: two batches storing overlapping highlights then take their row locks in
     the same order and cannot deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
         ordered = sorted(rows, key=lambda row: str(row["id"]))
-        await session.execute(_insert_or_ignore(session, "highlight"), ordered)
+        session.execute(_insert_or_ignore(session, "highlight"), ordered)
 
 
-async def stored_highlight_ids(session: AsyncSession, highlight_ids: Collection[str]) -> set[str]:
+def stored_highlight_ids(session: Session, highlight_ids: Collection[str]) -> set[str]:
     """The ids that are stored with their rectangles (forgotten ones are not)."""
-    rows = await session.scalars(
+    rows = session.scalars(
         select(_highlight.c.id).where(
             _highlight.c.id.in_(set(highlight_ids)), _highlight.c.data != FORGOTTEN
         )

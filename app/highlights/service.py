@@ -21,15 +21,18 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
-from app.db.session import in_transaction, transaction
+from app.db.session import transaction
 from app.db.spans import transaction_attributes
+from app.db.threaded import in_thread_transaction, run_transaction
 from app.documents.links import PdfLinks
 from app.highlights import repository
 from app.highlights.batch_log import log_batch
@@ -58,7 +61,7 @@ from app.pdfs.index_cache import IndexCache
 from app.pdfs.indexing import IndexWait, open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
-from app.selection.sentences import split_sentences
+from app.selection.sentences import Sentence, split_sentences
 from app.selection.stats import DocumentStats
 
 if TYPE_CHECKING:  # the client imports openai (a second): built only when an LLM is set
@@ -69,6 +72,15 @@ log = logging.getLogger(__name__)
 PRUNE_EVERY_S = 600.0
 # Storing a batch's highlights is tried again after a deadlock or serialization failure.
 STORE_ATTEMPTS = 4
+# Longer chunk texts are split again each time (see _sentences).
+MEMO_CHARS = 20_000
+
+
+# What prepare's transaction read: the cited chunks, the cache key, a cached answer, whether
+# some of its highlight rows are missing, the texts of documents without term statistics.
+_Read = tuple[
+    dict[str, StoredChunk], str, "HighlightBatchResponse | None", bool, dict[str, list[str]]
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,18 @@ class BatchAnswer:
     body: bytes
     etag: str
     cache_hit: bool
+
+
+def _sentences(text: str) -> tuple[Sentence, ...]:
+    # Memoised: the same chunks are cited again and again (follow-up questions, a conversation
+    # reopened), and splitting them was a tenth of a lexical batch. Only chunks of a usual size
+    # (at most 1024 of them held): an outsized one would hold megabytes for a rare repeat.
+    return _split_memo(text) if len(text) <= MEMO_CHARS else tuple(split_sentences(text))
+
+
+@lru_cache(maxsize=1024)
+def _split_memo(text: str) -> tuple[Sentence, ...]:
+    return tuple(split_sentences(text))
 
 
 def _parsed(stored: str) -> HighlightBatchResponse | None:
@@ -195,32 +219,10 @@ class HighlightService:
         starts. One short transaction: no connection is held while the LLM thinks."""
         started = time.perf_counter()
         self._check_limits(request)
-        async with (
-            tracing.async_span("db.read", transaction_attributes(self.session_factory)),
-            transaction(self.session_factory) as session,
-        ):
-            chunks = await repository.stored_chunks(
-                session, [c.chunk_id for c in request.citations]
-            )
-            key = cache_key(request, chunks, self.llm_identity, self._settings)
-            cached, rows_missing = None, False
-            if self.limits.result_cache_ttl_s > 0:
-                stored = await repository.cached_response(
-                    session, key, self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
-                )
-                cached = _parsed(stored) if stored else None
-            ids = (
-                {h.highlight_id for r in cached.results for h in r.highlights} if cached else set()
-            )
-            if ids:
-                # In this transaction, so a hit whose highlight rows all exist costs no other.
-                rows_missing = bool(ids - await repository.stored_highlight_ids(session, ids))
-            # A miss judges support by word weights over whole documents: read the texts of
-            # those whose weights are not kept yet (the first batch on a document).
-            texts = (
-                await repository.document_texts(session, self.term_stats.missing(chunks))
-                if cached is None
-                else {}
+        async with tracing.async_span("db.read", transaction_attributes(self.session_factory)):
+            # One transaction, run whole in a thread on SQLite (db/threaded.py).
+            chunks, key, cached, rows_missing, texts = await run_transaction(
+                self.session_factory, lambda session: self._read(session, request)
             )
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
@@ -246,11 +248,34 @@ class HighlightService:
         wanted = wanted_claims(request, claims, cited)
         return Batch(request, cited, key, None, started, False, claims, wanted, stats)
 
+    def _read(self, session: Session, request: HighlightBatchRequest) -> _Read:
+        """``prepare``'s transaction: the cited chunks, the cache key and a cached answer, and on
+        a miss the texts of the documents whose term statistics are not kept yet."""
+        chunks = repository.stored_chunks(session, [c.chunk_id for c in request.citations])
+        key = cache_key(request, chunks, self.llm_identity, self._settings)
+        cached, rows_missing = None, False
+        if self.limits.result_cache_ttl_s > 0:
+            stored = repository.cached_response(
+                session, key, self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
+            )
+            cached = _parsed(stored) if stored else None
+        ids = {h.highlight_id for r in cached.results for h in r.highlights} if cached else set()
+        if ids:
+            # In this transaction, so a hit whose highlight rows all exist costs no other.
+            rows_missing = bool(ids - repository.stored_highlight_ids(session, ids))
+        # A miss judges support by word weights over whole documents: read the texts of
+        # those whose weights are not kept yet (the first batch on a document).
+        texts = (
+            repository.document_texts(session, self.term_stats.missing(chunks))
+            if cached is None
+            else {}
+        )
+        return chunks, key, cached, rows_missing, texts
+
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
         return {
-            cid: CitedChunk(chunk, tuple(split_sentences(chunk.text)[:cap]))
-            for cid, chunk in chunks.items()
+            cid: CitedChunk(chunk, _sentences(chunk.text)[:cap]) for cid, chunk in chunks.items()
         }
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
@@ -363,22 +388,20 @@ class HighlightService:
         if not rows and cache is None:
             return
 
-        async def write(session: AsyncSession) -> None:
+        def write(session: Session) -> None:
             todo = rows
             if only_missing and rows:
-                present = await repository.stored_highlight_ids(
-                    session, [str(row["id"]) for row in rows]
-                )
+                present = repository.stored_highlight_ids(session, [str(row["id"]) for row in rows])
                 todo = [row for row in rows if row["id"] not in present]
-            await repository.store_highlights(session, todo)
+            repository.store_highlights(session, todo)
             if cache is not None:
-                await repository.store_response(session, *cache, self._now())
+                repository.put_response(session, *cache, self._now())
 
         try:
             attributes = transaction_attributes(self.session_factory) or {}
             with tracing.span("db.write", {**attributes, "highlight.rows": len(rows)}):
                 # combine: on SQLite, with other batches' writes waiting (db/write_queue.py).
-                await in_transaction(
+                await in_thread_transaction(
                     self.session_factory, write, attempts=STORE_ATTEMPTS, combine=True
                 )
         except WriteConflict:

@@ -26,12 +26,20 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from app.selection.sections import Line, sections
 from app.selection.sentences import Sentence
 from app.selection.stats import DocumentStats
 from app.selection.support import Claim, Unit, Verdict, directed, judge, shown_by, shown_weight
-from app.selection.terms import Language, language_of, read, terms
+from app.selection.terms import (
+    Language,
+    chunk_marker_counts,
+    language_by_counts,
+    marker_counts,
+    read,
+    terms,
+)
 from app.selection.values import chunk_scale, values
 
 __all__ = ["Verdict", "select_batch", "select_claims", "select_sentences", "terms"]
@@ -41,6 +49,9 @@ Span = tuple[int, int] | None
 # Where a chunk is cited for several claims, a claim takes a sentence that shows at least this
 # share of what the sentence shows of the claim it shows most of.
 SHARE = 0.8
+# A chunk's units are memoised when its sentences hold at most this many characters (at most
+# 512 chunks): an outsized chunk would hold megabytes for a rare repeat.
+MEMO_CHARS = 20_000
 
 
 # A running header or footer: a page number before or after a short title ("23 Verizon 2022
@@ -73,6 +84,20 @@ def units_of(text: str, sentences: Sequence[Sentence], language: Language | None
     ]
 
 
+# Memoised like _units: counting a chunk's words for its language was a tenth of a batch.
+_markers = lru_cache(maxsize=512)(chunk_marker_counts)
+
+
+@lru_cache(maxsize=512)
+def _units(texts: tuple[str, ...], language: Language | None) -> tuple[Unit, ...]:
+    """``units_of`` a chunk's sentence texts, memoised (up to ``MEMO_CHARS``): a chunk cited
+    again (a follow-up question, a conversation reopened) reads the same units, and reading
+    them (stemming, figures, headings) was a third of a lexical batch. Units are never changed
+    once made."""
+    sentences = [Sentence(i, 0, len(text), text) for i, text in enumerate(texts, 1)]
+    return tuple(units_of(" ".join(texts), sentences, language))
+
+
 def select_claims(
     chunks: Mapping[str, Sequence[Sentence]],
     answer: str,
@@ -85,11 +110,20 @@ def select_claims(
     verdict: the ids of up to ``limit`` sentences that support the claim, best first, whether
     the chunk supports it, and how much of it is shown. ``stats``: per chunk id, its document's
     term statistics; chunks without are weighed against the batch's cited chunks."""
-    texts = [answer, query, *(s.text for sentences in chunks.values() for s in sentences)]
-    language = language_of(texts)
+    texts = {cid: tuple(s.text for s in sentences) for cid, sentences in chunks.items()}
+    small = {cid: sum(map(len, t)) <= MEMO_CHARS for cid, t in texts.items()}
+    language = language_by_counts(
+        [
+            marker_counts(answer),
+            marker_counts(query),
+            *((_markers if small[c] else chunk_marker_counts)(t) for c, t in texts.items()),
+        ]
+    )
     units = {
-        cid: units_of(" ".join(s.text for s in sentences), sentences, language)
-        for cid, sentences in chunks.items()
+        cid: list(_units(texts[cid], language))
+        if small[cid]
+        else units_of(" ".join(texts[cid]), chunks[cid], language)
+        for cid in chunks
     }
     batch: DocumentStats | None = None
     # The whole answer's terms, read once: each claim's context is the rest of them.

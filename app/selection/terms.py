@@ -108,10 +108,26 @@ def _stemmer(language: Language) -> Stemmer.Stemmer:
 def language_of(texts: Iterable[str]) -> Language | None:
     """English or French by their commonest words; None when neither shows (Chinese, a list of
     figures), and then words are not stemmed."""
-    words = Counter(word for text in texts for word in _WORD.findall(text.casefold()))
-    counts = {lang: sum(words[m] for m in markers) for lang, markers in _MARKERS.items()}
+    return language_by_counts([marker_counts(text) for text in texts])
+
+
+def language_by_counts(per_text: Iterable[tuple[int, ...]]) -> Language | None:
+    """``language_of`` from each text's ``marker_counts``: they add up over texts."""
+    totals = [sum(column) for column in zip(*per_text, strict=True)] or [0] * len(_MARKERS)
+    counts = dict(zip(_MARKERS, totals, strict=True))
     best = max(counts, key=lambda language: counts[language])
     return best if counts[best] else None
+
+
+def marker_counts(text: str) -> tuple[int, ...]:
+    """How many of ``text``'s words mark each language (in ``_MARKERS``' order)."""
+    words = Counter(_WORD.findall(text.casefold()))
+    return tuple(sum(words[m] for m in markers) for markers in _MARKERS.values())
+
+
+def chunk_marker_counts(texts: tuple[str, ...]) -> tuple[int, ...]:
+    """``marker_counts`` summed over a chunk's sentences."""
+    return tuple(map(sum, zip(*map(marker_counts, texts), strict=True))) or (0,) * len(_MARKERS)
 
 
 def _fold(word: str) -> str:
