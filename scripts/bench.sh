@@ -57,6 +57,9 @@ fi
 echo "=== start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
 $PY bench/import_time.py --repeat 5 --top 10
 
+echo "=== long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
+$PY bench/long_chunks.py
+
 echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py
 

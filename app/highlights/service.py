@@ -249,7 +249,7 @@ class HighlightService:
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
         return {
-            cid: CitedChunk(chunk, tuple(split_sentences(chunk.text)[:cap]))
+            cid: CitedChunk(chunk, tuple(split_sentences(chunk.text, limit=cap)))
             for cid, chunk in chunks.items()
         }
 
