@@ -107,8 +107,8 @@ def _latin_ends(text: str) -> Iterator[int]:
 
 def _boundaries(text: str) -> Iterator[int]:
     """The cuts in increasing order, each once. Lazy: each kind's matches are found left to right
-    and merged, so a caller that stops after the first sentences never scans the rest of the
-    text (past each kind's next match)."""
+    and merged, so a caller that stops after the first sentences reads the text only up to each
+    kind's next match (a kind with none left scans to the end once: one regex pass)."""
     kinds = (
         _latin_ends(text),
         (m.end() for m in _CJK_END.finditer(text)),
@@ -147,8 +147,9 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 def split_sentences(text: str, limit: int | None = None) -> list[Sentence]:
     """Sentences in order; each one's offsets index the original ``text`` exactly. With
-    ``limit``, the first ``limit`` of them, the same as the full split's, found without reading
-    the text past them (a 100k-character chunk capped at 200 sentences costs its first pages)."""
+    ``limit`` (>= 0), the first ``limit`` of them, the same as the full split's, found without
+    reading the text past them (a 100k-character chunk capped at 200 sentences costs its first
+    pages)."""
     sentences: list[Sentence] = []
     if limit is not None and limit <= 0:
         return sentences
