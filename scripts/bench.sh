@@ -30,6 +30,9 @@ $PY bench/locate_eval.py "$pdf_dir" --then-page-hint | awk '
 echo "=== OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
 $PY bench/ocr_eval.py "$pdf_dir"
 
+echo "=== OCR speed: ocr_page against tesseract run directly on the same 300-dpi image (goal <= 1.2x)"
+$PY bench/ocr_speed.py --repeat 2
+
 echo "=== chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
 $PY bench/reading_order.py
 
@@ -56,6 +59,9 @@ fi
 
 echo "=== start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
 $PY bench/import_time.py --repeat 5 --top 10
+
+echo "=== long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
+$PY bench/long_chunks.py
 
 echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py

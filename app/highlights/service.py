@@ -112,11 +112,14 @@ class BatchAnswer:
     cache_hit: bool
 
 
-def _sentences(text: str) -> tuple[Sentence, ...]:
+def _sentences(text: str, cap: int) -> tuple[Sentence, ...]:
     # Memoised: the same chunks are cited again and again (follow-up questions, a conversation
     # reopened), and splitting them was a tenth of a lexical batch. Only chunks of a usual size
-    # (at most 1024 of them held): an outsized one would hold megabytes for a rare repeat.
-    return _split_memo(text) if len(text) <= MEMO_CHARS else tuple(split_sentences(text))
+    # (at most 1024 of them held): an outsized one would hold megabytes for a rare repeat, and
+    # is split only as far as the cap (the sentences after it are never used).
+    if len(text) <= MEMO_CHARS:
+        return _split_memo(text)[:cap]
+    return tuple(split_sentences(text, limit=cap))
 
 
 @lru_cache(maxsize=1024)
@@ -275,7 +278,7 @@ class HighlightService:
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
         return {
-            cid: CitedChunk(chunk, _sentences(chunk.text)[:cap]) for cid, chunk in chunks.items()
+            cid: CitedChunk(chunk, _sentences(chunk.text, cap)) for cid, chunk in chunks.items()
         }
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:

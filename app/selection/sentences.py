@@ -12,7 +12,10 @@ pulled out of a PDF) are cut at line breaks, so a model can pick a row.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from app.core.scripts import CJK_RANGES, CJK_TEXT
@@ -90,8 +93,7 @@ def _cjk_wrap(text: str, blank: re.Match[str]) -> bool:
     return bool(before and after and _CJK_WRAP_END.match(before) and CJK_TEXT.match(after))
 
 
-def _boundaries(text: str) -> list[int]:
-    cuts: set[int] = set()
+def _latin_ends(text: str) -> Iterator[int]:
     for match in _LATIN_END.finditer(text):
         first = match.start()
         if (
@@ -100,11 +102,26 @@ def _boundaries(text: str) -> list[int]:
             and _is_abbreviation(text, first)
         ):
             continue
-        cuts.add(match.end())
-    cuts.update(m.end() for m in _CJK_END.finditer(text))
-    cuts.update(m.start() for m in _BLANK_LINE.finditer(text) if not _cjk_wrap(text, m))
-    cuts.update(m.start() for m in _BULLET.finditer(text))
-    return sorted(c for c in cuts if 0 < c < len(text))
+        yield match.end()
+
+
+def _boundaries(text: str) -> Iterator[int]:
+    """The cuts in increasing order, each once. Lazy: each kind's matches are found left to right
+    and merged, so a caller that stops after the first sentences reads the text only up to each
+    kind's next match (a kind with none left scans to the end once: one regex pass)."""
+    kinds = (
+        _latin_ends(text),
+        (m.end() for m in _CJK_END.finditer(text)),
+        (m.start() for m in _BLANK_LINE.finditer(text) if not _cjk_wrap(text, m)),
+        (m.start() for m in _BULLET.finditer(text)),
+    )
+    previous = 0
+    for cut in heapq.merge(*kinds):
+        if cut >= len(text):
+            return
+        if cut > previous:
+            yield cut
+            previous = cut
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -128,27 +145,36 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """Sentences in order; each one's offsets index the original ``text`` exactly."""
-    spans: list[tuple[int, int]] = []
-    previous = 0
-    for cut in [*_boundaries(text), len(text)]:
-        for row_start, row_end in split_rows(text, previous, cut):
-            spans.extend(_split_long(text, row_start, row_end))
-        previous = cut
+def split_sentences(text: str, limit: int | None = None) -> list[Sentence]:
+    """Sentences in order; each one's offsets index the original ``text`` exactly. With
+    ``limit`` (>= 0), the first ``limit`` of them, the same as the full split's, found without
+    reading the text past them (a 100k-character chunk capped at 200 sentences costs its first
+    pages)."""
     sentences: list[Sentence] = []
-    for raw_start, raw_end in join_enumerators(text, spans):
+    if limit is not None and limit <= 0:
+        return sentences
+    for raw_start, raw_end in join_enumerators(text, _pieces(text)):
         start, end = _trim(text, raw_start, raw_end)
         if any(ch.isalnum() for ch in text[start:end]):
             sentences.append(Sentence(len(sentences) + 1, start, end, text[start:end]))
+            if len(sentences) == limit:
+                break
     return sentences
 
 
-def join_enumerators(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _pieces(text: str) -> Iterator[tuple[int, int]]:
+    """The pieces between cuts, each cut into its table rows and long runs' lines, in order."""
+    previous = 0
+    for cut in itertools.chain(_boundaries(text), (len(text),)):
+        for row_start, row_end in split_rows(text, previous, cut):
+            yield from _split_long(text, row_start, row_end)
+        previous = cut
+
+
+def join_enumerators(text: str, spans: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """A piece that is only a list item's number or letter ("5.", "(b)", "iv.") belongs to the
     item after it: the dot after it looks like a sentence's end, and on its own it is nothing a
-    reader would pick, or the locator could place."""
-    joined: list[tuple[int, int]] = []
+    reader would pick, or the locator could place. Lazy, as ``spans`` may be."""
     carry: int | None = None
     for start, end in spans:
         if carry is not None:
@@ -156,7 +182,6 @@ def join_enumerators(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
         if _ENUMERATOR.fullmatch(text, *_trim(text, start, end)):
             carry = start
             continue
-        joined.append((start, end))
+        yield start, end
     if carry is not None:
-        joined.append((carry, len(text)))
-    return joined
+        yield carry, len(text)

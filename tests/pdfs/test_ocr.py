@@ -18,9 +18,18 @@ import pytest
 from app.alignment.geometry import LineRect
 from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
+from app.pdfs import ocr as ocr_module
 from app.pdfs.extract import build_index
 from app.pdfs.index_codec import decode_index, encode_index
-from app.pdfs.ocr import OcrLine, OcrOptions, OcrPage, _lines, ocr_document, pages_to_ocr
+from app.pdfs.ocr import (
+    OcrLine,
+    OcrOptions,
+    OcrPage,
+    _lines,
+    ocr_document,
+    pages_to_ocr,
+    reads_upright,
+)
 from app.pdfs.sample import write_sample_pdf
 from tests.fixtures.pdfs import (
     ROTATED_SENTENCES,
@@ -184,3 +193,88 @@ def test_cjk_words_join_without_spaces_and_latin_words_with_one() -> None:
     # An ideograph takes twice a digit's share of a word's width.
     (mixed,) = _lines("\n".join([header, "5\t1\t1\t1\t1\t1\t100\t0\t50\t20\t90\t第8屆"]), 1, 1)
     assert [mixed.boxes[4 * k + 2] - mixed.boxes[4 * k] for k in range(3)] == [20.0, 10.0, 20.0]
+
+
+Word = tuple[str, int, int, int, int, int]  # text, left, top, width, height, confidence
+
+
+def _tsv(lines: list[list[Word]]) -> str:
+    """Tesseract's TSV of ``lines`` of words (level 5 rows only, as ``_lines`` reads)."""
+    columns = "level page_num block_num par_num line_num word_num left top width height conf text"
+    rows = ["\t".join(columns.split())]
+    for line_number, words in enumerate(lines, 1):
+        for number, (text, left, top, width, height, confidence) in enumerate(words, 1):
+            cells = (5, 1, 1, 1, line_number, number, left, top, width, height, confidence, text)
+            rows.append("\t".join(map(str, cells)))
+    return "\n".join(rows)
+
+
+def _read(words: list[str], confidence: int, across: bool = True) -> list[list[Word]]:
+    """``words`` in four lines as Tesseract reads upright (or upside-down) text: across the
+    page; or, ``across`` False, as it reads text turned a quarter: vertical lines."""
+    lines: list[list[Word]] = [[] for _ in range(4)]
+    for k, word in enumerate(words):
+        line, length = lines[k % 4], 20 * len(word)
+        along = sum(max(w[3], w[4]) + 10 for w in line)
+        if across:
+            line.append((word, along, 40 * (k % 4), length, 30, confidence))
+        else:
+            line.append((word, 40 * (k % 4), along, 30, length, confidence))
+    return lines
+
+
+WORDS = "The ferry service resumes on Monday after the harbour works end in the spring".split()
+
+
+def test_a_first_reading_is_upright_with_enough_sure_text_in_lines_across_the_page() -> None:
+    assert reads_upright(_tsv(_read(WORDS, 93)))
+    assert reads_upright(_tsv(_read(WORDS, 60)))  # a degraded scan, read less surely
+    # Upside down, Tesseract still finds words, but it is unsure of them.
+    assert not reads_upright(_tsv(_read(WORDS, 27)))
+    # A quarter turn one way: vertical lines (the words themselves are read with confidence).
+    assert not reads_upright(_tsv(_read(WORDS, 93, across=False)))
+    # Too little text to tell: orientation detection decides, as it did for every page.
+    assert not reads_upright(_tsv(_read(WORDS[:4], 93)))
+    assert not reads_upright(_tsv([]))
+    # Lines of one or two characters (a list's numbers) may stand taller than wide upright.
+    numbers = [[(str(k), 0, 200 + 40 * k, 8, 30, 95)] for k in range(10)]
+    assert reads_upright(_tsv([*_read(WORDS, 93), *numbers]))
+
+
+@pytest.mark.slow  # runs Tesseract
+@needs_tesseract
+def test_orientation_detection_runs_only_for_pages_not_read_upright(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sample's scan read upright asks no orientation detection for its pages of text (its
+    third page, a blank picture, is asked, as every page was); the same scan shown sideways or
+    upside down asks it on every page, and is read upright with the turn kept."""
+    original = write_sample_pdf(tmp_path / "sample.pdf")
+    scan = write_image_only_copy(original, tmp_path / "scan.pdf", dpi=200)
+    asked: list[int] = []
+    real = ocr_module._upright_turn
+
+    def counting(image: bytes, options: OcrOptions) -> int:
+        turn = real(image, options)
+        asked.append(turn)
+        return turn
+
+    monkeypatch.setattr(ocr_module, "_upright_turn", counting)
+    upright = ocr_document(scan, OcrOptions())
+    with_text = [number for number, page in upright.items() if page.lines]
+    assert with_text == [1, 2]
+    assert asked == [0] * (len(upright) - len(with_text))
+    assert {page.rotation for page in upright.values()} == {0}
+    for rotation in (90, 180, 270):
+        with pymupdf.open(scan) as doc:
+            for page in doc:
+                page.set_rotation(rotation)
+            turned = doc.tobytes()
+        asked.clear()
+        pages = ocr_document(turned, OcrOptions())
+        assert len(asked) == len(upright)
+        for number in with_text:
+            assert pages[number].rotation == rotation
+            assert [line.text for line in pages[number].lines] == [
+                line.text for line in upright[number].lines
+            ], (rotation, number)
