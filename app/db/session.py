@@ -188,10 +188,11 @@ def create_engine(
         # The same file through the standard driver, for whole transactions run in a thread
         # (threaded.py), with the same guards. Connections move between that pool's threads,
         # one thread at a time (the pool hands each to one session).
+        # No overflow: only pool_size threads ever check a connection out.
         sync = create_sync_engine(
             url.set(drivername="sqlite+pysqlite"),
             connect_args={"timeout": 30, "check_same_thread": False},
-            **pool,
+            **{**pool, "max_overflow": 0},
         )
         trace_statements(sync, named)
         _guard_sqlite(sync, watch)

@@ -50,7 +50,19 @@ async def run_in_thread(threaded: Threaded, call: Callable[[], T]) -> T:
     log lines, the trace span statements nest under)."""
     context = contextvars.copy_context()
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(threaded.threads, functools.partial(context.run, call))
+    try:
+        future = loop.run_in_executor(threaded.threads, functools.partial(context.run, call))
+    except RuntimeError as exc:  # the engine was disposed under a late request (shutdown)
+        raise DatabaseUnavailable(
+            "the service is shutting down and its database is closed; retry the request"
+        ) from exc
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        # A transaction handed to its thread runs to its end whatever the caller does: wait
+        # for it, so a writer's turn in the queue (and SQLite's lock) is given up only then.
+        await asyncio.wait([future])
+        raise
 
 
 def _transaction(threaded: Threaded, work: Work[T]) -> T:
@@ -112,4 +124,4 @@ async def in_thread_transaction(
     queue = _write_queue(factory)
     if queue is None:
         return await alone(work)
-    return await queue.run(work, combine=combine, alone=alone, together=together)
+    return await queue.run(work, combine=combine, alone=alone, together=together, kind="sync")

@@ -35,6 +35,7 @@ Work = Callable[..., Any]
 @dataclass
 class _Waiting:
     work: Work
+    kind: str
     result: asyncio.Future[Any] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -52,22 +53,26 @@ class WriteQueue:
         combine: bool,
         alone: Callable[[Work], Awaitable[T]],
         together: Callable[[list[Work]], Awaitable[list[Any]]],
+        kind: str = "async",
     ) -> T:
         """``work``'s result, run by ``alone(work)`` in its turn, or, when ``combine``, by
-        ``together(works)`` with the combinable work queued behind it (by whichever writer's
-        turn came first)."""
+        ``together(works)`` with the combinable work of the same ``kind`` queued behind it (by
+        whichever writer's turn came first). Kinds are never grouped: ``together`` for
+        synchronous work would hand async work a ``Session`` and commit its un-awaited
+        coroutine as if it had run."""
         if not combine:
             async with self._turn:
                 return await alone(work)
-        me = _Waiting(work)
+        me = _Waiting(work, kind)
         self._combinable.append(me)
         try:
             async with self._turn:
                 if me.result.done():  # committed in an earlier writer's group
                     result: T = me.result.result()
                     return result
-                group = [me, *(w for w in self._combinable if w is not me)]
-                self._combinable.clear()
+                group = [me, *(w for w in self._combinable if w is not me and w.kind == kind)]
+                taken = {id(w) for w in group}
+                self._combinable = [w for w in self._combinable if id(w) not in taken]
                 if len(group) > 1:
                     try:
                         results = await together([w.work for w in group])

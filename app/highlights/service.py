@@ -72,8 +72,9 @@ log = logging.getLogger(__name__)
 PRUNE_EVERY_S = 600.0
 # Storing a batch's highlights is tried again after a deadlock or serialization failure.
 STORE_ATTEMPTS = 4
-# Longer chunk texts are split again each time (see _sentences).
-MEMO_CHARS = 20_000
+# Longer chunk texts are split again each time (see _sentences); ingest makes chunks of at most
+# 1,600 characters, so the memo holds at most about 1024 x 12 KB.
+MEMO_CHARS = 4_000
 
 
 # What prepare's transaction read: the cited chunks, the cache key, a cached answer, whether

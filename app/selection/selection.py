@@ -50,8 +50,9 @@ Span = tuple[int, int] | None
 # share of what the sentence shows of the claim it shows most of.
 SHARE = 0.8
 # A chunk's units are memoised when its sentences hold at most this many characters (at most
-# 512 chunks): an outsized chunk would hold megabytes for a rare repeat.
-MEMO_CHARS = 20_000
+# 256 chunks; ingest makes chunks of at most 1,600): a chunk's units take about 18 times its
+# text in memory (366 KB for 20,000 characters), so the memo stays within about 20 MB.
+MEMO_CHARS = 4_000
 
 
 # A running header or footer: a page number before or after a short title ("23 Verizon 2022
@@ -85,10 +86,10 @@ def units_of(text: str, sentences: Sequence[Sentence], language: Language | None
 
 
 # Memoised like _units: counting a chunk's words for its language was a tenth of a batch.
-_markers = lru_cache(maxsize=512)(chunk_marker_counts)
+_markers = lru_cache(maxsize=256)(chunk_marker_counts)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def _units(texts: tuple[str, ...], language: Language | None) -> tuple[Unit, ...]:
     """``units_of`` a chunk's sentence texts, memoised (up to ``MEMO_CHARS``): a chunk cited
     again (a follow-up question, a conversation reopened) reads the same units, and reading
