@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import pymupdf
 from app.alignment.furniture import LineBox, find_furniture
 from app.alignment.grams import GramTable
 from app.alignment.index import DocumentIndex, PageTooDense
-from app.alignment.layout import NO_LINE
+from app.alignment.layout import NO_LINE, Segment, line_pieces
 from app.alignment.margins import (
     MarginNumber,
     NumberCandidate,
@@ -37,16 +39,20 @@ _TEXT_FLAGS = (
     | pymupdf.TEXT_MEDIABOX_CLIP
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 )
+_CHARS, _C, _BBOX = itemgetter("chars"), itemgetter("c"), itemgetter("bbox")
+_Y0, _Y1 = itemgetter(1), itemgetter(3)
 
 
 class _Builder:
     def __init__(self) -> None:
-        self.chars: list[str] = []
+        self.chars: list[str] = []  # pieces of the text: lines and the breaks after them
+        self.size = 0  # characters so far
         self.boxes: array[float] = array("f")
         self.lines: array[int] = array("i")
         self.line_count = 0
         self.margin_numbers: list[MarginNumber] = []
         self.line_boxes: list[LineBox] = []
+        self.pieces: list[list[Segment]] = []  # each page's line pieces (layout.segments)
         self.page = 0
         self.confidence: array[int] | None = None  # kept once a page is read by OCR
 
@@ -54,26 +60,32 @@ class _Builder:
         if self.confidence is not None:
             self.confidence.extend([value] * count)
 
-    def add_line(self, chars: list[dict[str, Any]]) -> NumberCandidate | None:
-        start = len(self.chars)
-        for char in chars:
-            self.chars.append(char["c"])
-            self.boxes.extend(char["bbox"])
-            self.lines.append(self.line_count)
-        self._confident(len(chars))
+    def start_page(self, number: int) -> None:
+        self.page = number
+        self.pieces.append([])
+
+    def add_line(self, text: str, bboxes: Sequence[Sequence[float]]) -> NumberCandidate | None:
+        """One extracted line: its characters and their boxes (one per character)."""
+        start = self.size
+        count = len(text)
+        self.chars.append(text)
+        self.boxes.fromlist(list(chain.from_iterable(bboxes)))
+        self.lines.extend(array("i", [self.line_count]) * count)
+        self._confident(count)
         self.line_count += 1
-        end = len(self.chars)
+        self.size = end = start + count
+        self.pieces[-1].extend(line_pieces(start, text, bboxes))
         self.add_break()
-        y0 = min(char["bbox"][1] for char in chars)
-        y1 = max(char["bbox"][3] for char in chars)
+        y0 = min(map(_Y0, bboxes))
+        y1 = max(map(_Y1, bboxes))
         self.line_boxes.append(LineBox(self.page, start, end, y0, y1))
-        if not (chars[0]["c"].isdigit() or chars[0]["c"].isspace()):
+        if not (text[0].isdigit() or text[0].isspace()):
             return None
-        line = "".join(self.chars[start:end])
-        return leading_number(line, start, self.boxes[4 * start : 4 * end])
+        return leading_number(text, start, self.boxes[4 * start : 4 * end])
 
     def add_break(self) -> None:
         self.chars.append("\n")
+        self.size += 1
         self.boxes.extend((0.0, 0.0, 0.0, 0.0))
         self.lines.append(NO_LINE)
         self._confident(1)
@@ -82,16 +94,14 @@ class _Builder:
         """A page's lines as OCR read them (boxes already in the displayed frame)."""
         PageTooDense.check(ocr.page, sum(len(line.text) for line in ocr.lines))
         if self.confidence is None:
-            self.confidence = array("i", [100] * len(self.chars))
-        self.page = ocr.page
+            self.confidence = array("i", [100] * self.size)
+        self.start_page(ocr.page)
         for line in ocr.lines:
             if not line.text:
                 continue
-            chars = [
-                {"c": c, "bbox": line.boxes[4 * k : 4 * k + 4]} for k, c in enumerate(line.text)
-            ]
+            boxes = [line.boxes[4 * k : 4 * k + 4] for k in range(len(line.text))]
             start = len(self.confidence)
-            self.add_line(chars)
+            self.add_line(line.text, boxes)
             # add_line counted the line (and its break) as read with certainty: correct that.
             self.confidence[start : start + len(line.text)] = array("i", line.confidence)
 
@@ -101,12 +111,17 @@ class _Builder:
         textpage = page.get_textpage(flags=_TEXT_FLAGS)
         PageTooDense.check(number, len(textpage.extractText()))
         content = page.get_text("rawdict", flags=_TEXT_FLAGS, textpage=textpage)
-        self.page = number
+        self.start_page(number)
         candidates: list[NumberCandidate] = []
+        # Whole lines at a time through C-level iterators: a Python step per character cost
+        # as much as PyMuPDF's extraction itself.
         for block in content["blocks"]:
             for line in block.get("lines", ()):
-                chars = [char for span in line["spans"] for char in span["chars"]]
-                if chars and (candidate := self.add_line(chars)) is not None:
+                chars = list(chain.from_iterable(map(_CHARS, line["spans"])))
+                if not chars:
+                    continue
+                text = "".join(map(_C, chars))
+                if (candidate := self.add_line(text, list(map(_BBOX, chars)))) is not None:
                     candidates.append(candidate)
         self.margin_numbers.extend(margin_numbers(number, candidates))
 
@@ -137,7 +152,7 @@ def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = Non
             else:
                 builder.add_page(page, number)
             builder.add_break()
-            char_page_start.append(len(builder.chars))
+            char_page_start.append(builder.size)
     chars = "".join(builder.chars)
     numbers = tuple(builder.margin_numbers)
     # Headers and footers are found by their place in the text frame (before rotation).
@@ -162,7 +177,7 @@ def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = Non
         furniture=furniture,
         furniture_pattern=furniture_pattern,
         rotations=tuple(rotations),
-        readings=build_readings(chars, norm, builder.boxes, builder.lines, char_page_start),
+        readings=build_readings(norm, char_page_start, builder.pieces),
         confidence=builder.confidence if builder.confidence is not None else array("i"),
         ocr_pages=tuple(sorted(p for p in ocr_pages if 1 <= p <= len(sizes))),
     )
