@@ -134,9 +134,8 @@ def main() -> int:
     print("Cold build: CPU s of build_index against PyMuPDF's rawdict on the same pages and flags")
     print('(both with the garbage collector paused, as the build runs; goal <= 1.5x; "(gc on)":')
     print("rawdict with the collector on, as a plain script runs it, and the build against it).")
-    print("Reload: CPU")
-    print("ms of a new IndexCache loading the signed blob, against reading its bytes and against")
-    print("reading + inflating them (goal <= 3x). Best of", args.repeat, "runs.\n")
+    print("Reload: CPU ms of a new IndexCache loading the signed blob, against reading its bytes")
+    print("and against reading + inflating them (goal <= 3x). Best of", args.repeat, "runs.\n")
     print(speed_table(rows))
     largest = SHARED / LARGEST_10K
     if not args.no_first_batch and largest.is_file():

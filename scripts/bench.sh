@@ -63,7 +63,7 @@ $PY bench/grammar_bench.py
 echo "=== claims: answers full of markers (what one request can cost)"
 $PY bench/claim_storm.py
 
-echo "=== index cache: build vs data-only blob (zlib) vs the old pickle, per PDF"
+echo "=== text index: cold build vs rawdict (goal <= 1.5x), reload vs reading the blob (<= 3x), first batch on the largest 10-K; cache formats"
 $PY bench/index_cache_bench.py --repeat 3
 
 echo "=== gates: hostile inputs; 3 replicas behind HAProxy, one killed under load (ingest: above)"
