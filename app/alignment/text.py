@@ -77,11 +77,18 @@ class Normalized:
         return [self.source_span(start, end)]
 
 
+# Code points the translation tables below keep, as normalize_char's cache does: text made of
+# every code point there is must not grow them past a few MB.
+_TABLE_SIZE = 65536
+
+
 class _Skeletons(dict[int, str]):
     """``str.translate`` table: code point -> ``normalize_char`` of it, filled on first sight."""
 
     def __missing__(self, code: int) -> str:
-        skeleton = self[code] = normalize_char(chr(code))
+        skeleton = normalize_char(chr(code))
+        if len(self) < _TABLE_SIZE:
+            self[code] = skeleton
         return skeleton
 
 
@@ -89,7 +96,9 @@ class _Widths(dict[int, str]):
     """``str.translate`` table: code point -> chr(length of its skeleton)."""
 
     def __missing__(self, code: int) -> str:
-        width = self[code] = chr(len(_SKELETONS[code]))
+        width = chr(len(_SKELETONS[code]))
+        if len(self) < _TABLE_SIZE:
+            self[code] = width
         return width
 
 
@@ -118,7 +127,7 @@ def normalize(source: str) -> Normalized:
 
 def normalize_text(source: str) -> str:
     """Skeleton only (no offset map), for quotes."""
-    return "".join(normalize_char(char) for char in source)
+    return source.translate(_SKELETONS)
 
 
 def split_elision(quote: str) -> list[str]:
