@@ -6,6 +6,7 @@ Blocking; run in the PDF workers (``workers.py``) for files the service did not 
 from __future__ import annotations
 
 import gc
+import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ import pymupdf
 
 from app.alignment.furniture import LineBox, find_furniture
 from app.alignment.grams import GramTable
-from app.alignment.index import DocumentIndex, PageTooDense
+from app.alignment.index import MAX_PAGE_CHARS, DocumentIndex, PageTooDense
 from app.alignment.layout import NO_LINE, Segment, line_pieces
 from app.alignment.margins import (
     MarginNumber,
@@ -43,6 +44,23 @@ _TEXT_FLAGS = (
 )
 _CHARS, _C, _BBOX = itemgetter("chars"), itemgetter("c"), itemgetter("bbox")
 _Y0, _Y1 = itemgetter(1), itemgetter(3)
+# Bytes of a text page's memory pool per character of its extracted text, at the least: MuPDF
+# takes each character from the pool (its quad alone is 32 bytes) and each line too, and the
+# text holds at most four code points per character (UTF-8 decoded with replacements) and a
+# line break per line. About 72 in practice. The pool's size leaves out its first block (4 KiB
+# in MuPDF 1.2x), so as much again as any first block could be is added.
+_POOL_BYTES_PER_CHAR = 4
+_POOL_UNCOUNTED = 64 << 10
+
+
+def _text_bound(textpage: Any) -> float:
+    """At least ``len(textpage.extractText())``, from the size of MuPDF's pool: counting the
+    text took a tenth of the time of reading it as "rawdict"; this takes microseconds."""
+    try:
+        pool = pymupdf.mupdf.ll_fz_pool_size(textpage.this.m_internal.pool)
+    except (AttributeError, TypeError):  # another PyMuPDF's bindings: count the text
+        return math.inf
+    return (int(pool) + _POOL_UNCOUNTED) / _POOL_BYTES_PER_CHAR
 
 
 class _Builder:
@@ -111,7 +129,8 @@ class _Builder:
         # Counted on MuPDF's own text page first: the Python dicts of "rawdict" cost about
         # 600 bytes per character, which is where a bomb would take the memory.
         textpage = page.get_textpage(flags=_TEXT_FLAGS)
-        PageTooDense.check(number, len(textpage.extractText()))
+        if _text_bound(textpage) > MAX_PAGE_CHARS:  # else the page cannot hold too many
+            PageTooDense.check(number, len(textpage.extractText()))
         content = page.get_text("rawdict", flags=_TEXT_FLAGS, textpage=textpage)
         self.start_page(number)
         candidates: list[NumberCandidate] = []

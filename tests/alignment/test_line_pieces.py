@@ -1,6 +1,7 @@
 """The index build's fast paths give what the plain versions give: ``line_pieces`` (one pass
-over PyMuPDF's doubles) the pieces ``segments`` cuts from the stored float32 boxes, and the
-translated skeleton and packed gram table the character-by-character ones."""
+over PyMuPDF's doubles) the pieces ``segments`` cuts from the stored float32 boxes, the
+translated skeleton and packed gram table the character-by-character ones, and the bound on a
+page's text from MuPDF's pool never less than the text (so no page too dense goes uncounted)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from array import array
 from pathlib import Path
 
 import pymupdf
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.alignment.grams import GRAM, STRIDE, GramTable, _key
+from app.alignment.index import MAX_PAGE_CHARS, PageTooDense
 from app.alignment.layout import SPLIT_GAP, line_pieces, segments
 from app.alignment.text import normalize, normalize_char
 from app.pdfs import extract
+from tests.fixtures.hostile_pdfs import write_text_bomb_pdf
 
 # Coordinates near the split threshold (gaps of 1.5 line heights and floats one rounding apart),
 # spaces, inside-out boxes and a few far-off numbers.
@@ -95,3 +99,34 @@ def test_gram_table_sorted_by_key_then_position(text: str) -> None:
     keys, positions = GramTable(text).__getstate__()
     assert list(keys) == [key for key, _ in hashed]
     assert list(positions) == [pos for _, pos in hashed]
+
+
+def _text_pages(pdf: Path) -> list[tuple[int, float]]:
+    """Each page's text length and the bound ``add_page`` takes from MuPDF's pool instead."""
+    found = []
+    with pymupdf.open(pdf) as doc:
+        for page in doc:
+            textpage = page.get_textpage(flags=extract._TEXT_FLAGS)
+            found.append((len(textpage.extractText()), extract._text_bound(textpage)))
+    return found
+
+
+def test_the_pool_bounds_the_text_of_every_page(sample_pdf: Path, tmp_path: Path) -> None:
+    dense = tmp_path / "dense.pdf"
+    with pymupdf.open() as doc:  # a full page of small print, ligatures and CJK
+        page = doc.new_page()
+        line = "\ufb01 office \u4e2d\u6587 \U0001d400 " * 12
+        for row in range(140):
+            page.insert_text((5, 5 + 6 * row), line, fontsize=5)
+        doc.save(dense)
+    pages = _text_pages(sample_pdf) + _text_pages(dense)
+    assert all(length <= bound for length, bound in pages)
+    assert any(length > 0 for length, _ in pages)
+
+
+def test_a_text_bomb_is_still_counted_and_refused(tmp_path: Path) -> None:
+    bomb = write_text_bomb_pdf(tmp_path / "bomb.pdf", glyphs=600_000)
+    ((_, bound),) = _text_pages(bomb)
+    assert bound > MAX_PAGE_CHARS
+    with pytest.raises(PageTooDense):
+        extract.build_index(bomb)
