@@ -72,7 +72,7 @@ $PY bench/claim_storm.py
 echo "=== request CPU: lexical and LLM paths at 64 clients, latency against /healthz, DB round trips"
 $PY bench/request_cpu.py --seconds 8 --workers 2
 
-echo "=== index cache: build vs data-only blob (zlib) vs the old pickle, per PDF"
+echo "=== text index: cold build vs rawdict (goal <= 1.5x), reload vs reading the blob (<= 3x), first batch on the largest 10-K; cache formats"
 $PY bench/index_cache_bench.py --repeat 3
 
 echo "=== gates: hostile inputs; 3 replicas behind HAProxy, one killed under load (ingest: above)"

@@ -9,14 +9,19 @@ the index and must mean the same thing in every worker process.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from itertools import repeat
+from operator import lshift, or_
 from zlib import crc32
 
 GRAM = 6
 STRIDE = 3
 # A gram seen more often than this says little about where a quote is ("ofthe", "tion...").
 MAX_HITS = 40
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
 def _key(gram: str) -> int:
@@ -27,11 +32,21 @@ class GramTable:
     __slots__ = ("_keys", "_positions")
 
     def __init__(self, text: str) -> None:
-        hashed = sorted(
-            (_key(text[pos : pos + GRAM]), pos) for pos in range(0, len(text) - GRAM + 1, STRIDE)
-        )
-        self._keys: array[int] = array("I", (key for key, _ in hashed))
-        self._positions: array[int] = array("i", (pos for _, pos in hashed))
+        # Sorted by (key, position) as one 64-bit number each, so the sort compares plain ints
+        # and the two halves come apart as array slices: no Python step per gram but the hash.
+        starts = range(0, len(text) - GRAM + 1, STRIDE)
+        spans = map(slice, starts, range(GRAM, len(text) + 1, STRIDE))
+        if text.isascii():  # one byte per character: slice the bytes, encode nothing
+            grams: Iterator[bytes] = map(text.encode("ascii").__getitem__, spans)
+        else:
+            grams = map(str.encode, map(text.__getitem__, spans))
+        packed = array("Q", sorted(map(or_, map(lshift, map(crc32, grams), repeat(32)), starts)))
+        halves: array[int] = array("I")
+        halves.frombytes(packed.tobytes())
+        low, high = (1, 0) if _BIG_ENDIAN else (0, 1)
+        self._keys: array[int] = halves[high::2]
+        self._positions: array[int] = array("i")
+        self._positions.frombytes(halves[low::2].tobytes())
 
     def __getstate__(self) -> tuple[array[int], array[int]]:
         return self._keys, self._positions

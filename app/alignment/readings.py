@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from app.alignment.chains import column_order
 from app.alignment.grams import GramTable
-from app.alignment.layout import segments
+from app.alignment.layout import Segment
 from app.alignment.text import Normalized
 
 
@@ -42,18 +42,19 @@ class Readings:
 
 
 def build_readings(
-    chars: str, norm: Normalized, boxes: array[float], lines: array[int], page_start: array[int]
+    norm: Normalized, page_start: array[int], pieces: list[list[Segment]]
 ) -> Readings | None:
-    """Column readings of the pages that need one, cut from the main skeleton ``norm``."""
+    """Column readings of the pages that need one, cut from the main skeleton ``norm``:
+    ``pieces`` are each page's line pieces (``layout.segments`` of the page's source range
+    ``page_start[page]..page_start[page + 1]``)."""
     parts: list[str] = []
     origin: array[int] = array("i")
     breaks: array[int] = array("i")
     starts: array[int] = array("i", [0])
     size = 0
     for page in range(len(page_start) - 1):
-        pieces = segments(chars, boxes, lines, page_start[page], page_start[page + 1])
-        ordered = column_order(pieces)
-        if [p.start for p in ordered] == [p.start for p in pieces]:
+        ordered = column_order(pieces[page])
+        if [p.start for p in ordered] == [p.start for p in pieces[page]]:
             starts.append(size)
             continue
         previous = -1  # skeleton end of the previous piece

@@ -40,7 +40,15 @@ def check_float(value: Any, what: str) -> float:
 
 def check_within(values: array[int], lo: int, hi: int, what: str) -> None:
     """Every value in ``[lo, hi)``."""
-    if values and (min(values) < lo or max(values) >= hi):
+    if not values:
+        return
+    if lo == 0 and values.typecode == "i" and hi <= 2**32:
+        # One pass instead of two: read as unsigned, a negative value is 2**31 or more.
+        unsigned = array("I")
+        unsigned.frombytes(memoryview(values).cast("B"))
+        if max(unsigned) >= hi:
+            corrupt(f"{what} out of range")
+    elif min(values) < lo or max(values) >= hi:
         corrupt(f"{what} out of range")
 
 

@@ -5,9 +5,14 @@ Blocking; run in the PDF workers (``workers.py``) for files the service did not 
 
 from __future__ import annotations
 
+import gc
+import math
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +20,8 @@ import pymupdf
 
 from app.alignment.furniture import LineBox, find_furniture
 from app.alignment.grams import GramTable
-from app.alignment.index import DocumentIndex, PageTooDense
-from app.alignment.layout import NO_LINE
+from app.alignment.index import MAX_PAGE_CHARS, DocumentIndex, PageTooDense
+from app.alignment.layout import NO_LINE, Segment, line_pieces
 from app.alignment.margins import (
     MarginNumber,
     NumberCandidate,
@@ -37,16 +42,37 @@ _TEXT_FLAGS = (
     | pymupdf.TEXT_MEDIABOX_CLIP
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 )
+_CHARS, _C, _BBOX = itemgetter("chars"), itemgetter("c"), itemgetter("bbox")
+_Y0, _Y1 = itemgetter(1), itemgetter(3)
+# Bytes of a text page's memory pool per character of its extracted text, at the least: MuPDF
+# takes each character from the pool (its quad alone is 32 bytes) and each line too, and the
+# text holds at most four code points per character (UTF-8 decoded with replacements) and a
+# line break per line. About 72 in practice. The pool's size leaves out its first block (4 KiB
+# in MuPDF 1.2x), so as much again as any first block could be is added.
+_POOL_BYTES_PER_CHAR = 4
+_POOL_UNCOUNTED = 64 << 10
+
+
+def _text_bound(textpage: Any) -> float:
+    """At least ``len(textpage.extractText())``, from the size of MuPDF's pool: counting the
+    text took a tenth of the time of reading it as "rawdict"; this takes microseconds."""
+    try:
+        pool = pymupdf.mupdf.ll_fz_pool_size(textpage.this.m_internal.pool)
+    except (AttributeError, TypeError):  # another PyMuPDF's bindings: count the text
+        return math.inf
+    return (int(pool) + _POOL_UNCOUNTED) / _POOL_BYTES_PER_CHAR
 
 
 class _Builder:
     def __init__(self) -> None:
-        self.chars: list[str] = []
+        self.chars: list[str] = []  # pieces of the text: lines and the breaks after them
+        self.size = 0  # characters so far
         self.boxes: array[float] = array("f")
         self.lines: array[int] = array("i")
         self.line_count = 0
         self.margin_numbers: list[MarginNumber] = []
         self.line_boxes: list[LineBox] = []
+        self.pieces: list[list[Segment]] = []  # each page's line pieces (layout.segments)
         self.page = 0
         self.confidence: array[int] | None = None  # kept once a page is read by OCR
 
@@ -54,26 +80,32 @@ class _Builder:
         if self.confidence is not None:
             self.confidence.extend([value] * count)
 
-    def add_line(self, chars: list[dict[str, Any]]) -> NumberCandidate | None:
-        start = len(self.chars)
-        for char in chars:
-            self.chars.append(char["c"])
-            self.boxes.extend(char["bbox"])
-            self.lines.append(self.line_count)
-        self._confident(len(chars))
+    def start_page(self, number: int) -> None:
+        self.page = number
+        self.pieces.append([])
+
+    def add_line(self, text: str, bboxes: Sequence[Sequence[float]]) -> NumberCandidate | None:
+        """One extracted line: its characters and their boxes (one per character)."""
+        start = self.size
+        count = len(text)
+        self.chars.append(text)
+        self.boxes.fromlist(list(chain.from_iterable(bboxes)))
+        self.lines.extend(array("i", [self.line_count]) * count)
+        self._confident(count)
         self.line_count += 1
-        end = len(self.chars)
+        self.size = end = start + count
+        self.pieces[-1].extend(line_pieces(start, text, bboxes))
         self.add_break()
-        y0 = min(char["bbox"][1] for char in chars)
-        y1 = max(char["bbox"][3] for char in chars)
+        y0 = min(map(_Y0, bboxes))
+        y1 = max(map(_Y1, bboxes))
         self.line_boxes.append(LineBox(self.page, start, end, y0, y1))
-        if not (chars[0]["c"].isdigit() or chars[0]["c"].isspace()):
+        if not (text[0].isdigit() or text[0].isspace()):
             return None
-        line = "".join(self.chars[start:end])
-        return leading_number(line, start, self.boxes[4 * start : 4 * end])
+        return leading_number(text, start, self.boxes[4 * start : 4 * end])
 
     def add_break(self) -> None:
         self.chars.append("\n")
+        self.size += 1
         self.boxes.extend((0.0, 0.0, 0.0, 0.0))
         self.lines.append(NO_LINE)
         self._confident(1)
@@ -82,16 +114,14 @@ class _Builder:
         """A page's lines as OCR read them (boxes already in the displayed frame)."""
         PageTooDense.check(ocr.page, sum(len(line.text) for line in ocr.lines))
         if self.confidence is None:
-            self.confidence = array("i", [100] * len(self.chars))
-        self.page = ocr.page
+            self.confidence = array("i", [100] * self.size)
+        self.start_page(ocr.page)
         for line in ocr.lines:
             if not line.text:
                 continue
-            chars = [
-                {"c": c, "bbox": line.boxes[4 * k : 4 * k + 4]} for k, c in enumerate(line.text)
-            ]
+            boxes = [line.boxes[4 * k : 4 * k + 4] for k in range(len(line.text))]
             start = len(self.confidence)
-            self.add_line(chars)
+            self.add_line(line.text, boxes)
             # add_line counted the line (and its break) as read with certainty: correct that.
             self.confidence[start : start + len(line.text)] = array("i", line.confidence)
 
@@ -99,14 +129,20 @@ class _Builder:
         # Counted on MuPDF's own text page first: the Python dicts of "rawdict" cost about
         # 600 bytes per character, which is where a bomb would take the memory.
         textpage = page.get_textpage(flags=_TEXT_FLAGS)
-        PageTooDense.check(number, len(textpage.extractText()))
+        if _text_bound(textpage) > MAX_PAGE_CHARS:  # else the page cannot hold too many
+            PageTooDense.check(number, len(textpage.extractText()))
         content = page.get_text("rawdict", flags=_TEXT_FLAGS, textpage=textpage)
-        self.page = number
+        self.start_page(number)
         candidates: list[NumberCandidate] = []
+        # Whole lines at a time through C-level iterators: a Python step per character cost
+        # as much as PyMuPDF's extraction itself.
         for block in content["blocks"]:
             for line in block.get("lines", ()):
-                chars = [char for span in line["spans"] for char in span["chars"]]
-                if chars and (candidate := self.add_line(chars)) is not None:
+                chars = list(chain.from_iterable(map(_CHARS, line["spans"])))
+                if not chars:
+                    continue
+                text = "".join(map(_C, chars))
+                if (candidate := self.add_line(text, list(map(_BBOX, chars)))) is not None:
                     candidates.append(candidate)
         self.margin_numbers.extend(margin_numbers(number, candidates))
 
@@ -118,11 +154,30 @@ def page_count(pdf: Path | bytes) -> int:
         return int(doc.page_count)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a build: PyMuPDF's "rawdict" makes millions of
+    short-lived dicts and tuples (none in a cycle, so reference counting frees them all), and
+    each young generation filled set off a collection that walked the index built so far:
+    about a quarter of a build's CPU time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = None) -> DocumentIndex:
     """Blocking: index a PDF given by path or by its bytes (what ``PdfStorage.read_verified``
     returns, so the content indexed is the content whose hash was checked). ``ocr_pages``: the
     pages read by OCR (``ocr.py``), which replace those pages' text layers."""
-    ocr_pages = ocr_pages or {}
+    with _collector_paused():
+        return _build_index(pdf, ocr_pages or {})
+
+
+def _build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage]) -> DocumentIndex:
     builder = _Builder()
     sizes: list[tuple[float, float]] = []
     rotations: list[int] = []
@@ -137,7 +192,7 @@ def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = Non
             else:
                 builder.add_page(page, number)
             builder.add_break()
-            char_page_start.append(len(builder.chars))
+            char_page_start.append(builder.size)
     chars = "".join(builder.chars)
     numbers = tuple(builder.margin_numbers)
     # Headers and footers are found by their place in the text frame (before rotation).
@@ -162,7 +217,7 @@ def build_index(pdf: Path | bytes, ocr_pages: Mapping[int, OcrPage] | None = Non
         furniture=furniture,
         furniture_pattern=furniture_pattern,
         rotations=tuple(rotations),
-        readings=build_readings(chars, norm, builder.boxes, builder.lines, char_page_start),
+        readings=build_readings(norm, char_page_start, builder.pieces),
         confidence=builder.confidence if builder.confidence is not None else array("i"),
         ocr_pages=tuple(sorted(p for p in ocr_pages if 1 <= p <= len(sizes))),
     )
