@@ -115,8 +115,9 @@ class Settings(BaseSettings):
     # How long a batch waits for a PDF's index being built before answering index_pending (text
     # layer being read) or text_layer_pending (scanned pages being read by OCR) for its
     # citations; the build goes on for the next request. While a text layer is read, the wait
-    # grows by index_wait_page_s per page (about 45 ms of CPU a page: a 392-page 10-K takes 18 s
-    # on an idle core), never past index_wait_max_s.
+    # grows by index_wait_page_s per page (a build costs about 5 ms of CPU a page: the 260-page
+    # AMEX 10-K 1.2-1.6 s, bench/index_cache_bench.py; the rest covers a loaded host), never past
+    # index_wait_max_s.
     index_wait_s: float = Field(default=10.0, ge=0)
     index_wait_page_s: float = Field(default=0.05, ge=0)
     index_wait_max_s: float = Field(default=60.0, ge=0)
