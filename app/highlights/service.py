@@ -197,8 +197,8 @@ class HighlightService:
 
     def warm_index(self, source_path: str, sha256: str) -> None:
         """Blocking: build (or load) a document's text index ahead of its first highlight request,
-        which would otherwise pay for it (about 1 s of CPU for a 350-page book). Failures only log: the
-        request path reports them properly when it meets the same PDF."""
+        which would otherwise pay for it (about 1 s of CPU for a 350-page book). Failures only
+        log: the request path reports them properly when it meets the same PDF."""
         try:
             open_index(self.storage, self.index_cache, source_path, sha256)
         except AppError as exc:  # PdfTooComplex, PdfMissing, PdfChanged: a reason, not a bug
