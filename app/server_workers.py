@@ -27,10 +27,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import pickle
 import shutil
 import signal
 import socket
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -224,11 +226,28 @@ class _Supervisor(Multiprocess):
         self.close_handed()
 
 
+def _answers(process: Process, timeout_s: float) -> bool:
+    """uvicorn's ping, but given up on as soon as the worker is gone: the parent holds both
+    ends of the pipe, so a dead worker's end never reads as closed, and uvicorn's one wait of
+    ``timeout_s`` kept a worker that failed to start (and the service with it) for the whole
+    health-check timeout, 60 s, before saying why."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        process.parent_conn.send(b"ping")
+        while not process.parent_conn.poll(min(0.25, max(0.0, deadline - time.monotonic()))):
+            if not process.process.is_alive() or time.monotonic() >= deadline:
+                return False
+        process.parent_conn.recv()
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return False
+    return True
+
+
 def _why_down(process: Process, timeout_s: float) -> str | None:
     """None while ``process`` runs and answers the health check within ``timeout_s``; else why
     it is to be replaced."""
     if process.process.is_alive():
-        if process.ping(timeout_s):
+        if _answers(process, timeout_s):
             return None
         if process.process.is_alive():  # not one that exited while the ping waited
             return (

@@ -42,7 +42,7 @@ def check_within(values: array[int], lo: int, hi: int, what: str) -> None:
     """Every value in ``[lo, hi)``."""
     if not values:
         return
-    if lo == 0 and values.typecode == "i" and hi <= 2**32:
+    if lo == 0 and values.typecode == "i" and hi <= 2**31:
         # One pass instead of two: read as unsigned, a negative value is 2**31 or more.
         unsigned = array("I")
         unsigned.frombytes(memoryview(values).cast("B"))

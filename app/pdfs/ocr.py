@@ -176,8 +176,13 @@ def _image(pixmap: pymupdf.Pixmap) -> bytes:
 # (Latin and Chinese alike; a quarter turn the other way reads as upside down). Too few
 # characters to tell (OSD itself needs about 50) and the page goes to orientation detection, as
 # every page did before; so does an upright page read with little confidence, at the cost of
-# detection only.
+# detection only. Confidence says nothing of characters that read as characters upside down
+# (0 1 8 O H I N S X Z o s x z l i, and 6/9, u/n, b/q, d/p, M/W, 7/L, 3/E, 2/Z, 5/S, h/y turned
+# into each other): a page of such figures and capitals turned over read as mirrored nonsense at
+# confidence 60-76 (a table of 0, 1, 7 and 8 as rows of "L", "0" and "8"). So only
+# characters that tell which way is up count, and at least UPRIGHT_MIN_CHARS of them.
 UPRIGHT_MIN_CHARS = 50
+_TURN_ALIKE = frozenset("012356789EHILMNOSWXZbdhilnopqsuxyz")
 UPRIGHT_MIN_CONFIDENCE = 45.0
 UPRIGHT_MAX_TALL_SHARE = 0.25
 UPRIGHT_LINE_MIN_CHARS = 3  # a line of one or two characters can stand taller than wide
@@ -186,20 +191,22 @@ UPRIGHT_LINE_MIN_CHARS = 3  # a line of one or two characters can stand taller t
 def reads_upright(tsv: str) -> bool:
     """Whether the first reading (Tesseract's TSV) of a page is of upright text, so that
     orientation detection can be skipped (see the thresholds above)."""
-    chars = 0
+    chars = telling = 0
     weighted = 0.0
     lines = tall = 0
     for words in _words_by_line(tsv):
         size = sum(len(word.text) for word in words)
         chars += size
+        telling += sum(ch.isalnum() and ch not in _TURN_ALIKE for w in words for ch in w.text)
         weighted += sum(word.confidence * len(word.text) for word in words)
         if size >= UPRIGHT_LINE_MIN_CHARS:
             lines += 1
             height = max(w.y1 for w in words) - min(w.y0 for w in words)
             tall += int(height > max(w.x1 for w in words) - min(w.x0 for w in words))
-    if chars < UPRIGHT_MIN_CHARS or weighted / chars < UPRIGHT_MIN_CONFIDENCE:
+    if telling < UPRIGHT_MIN_CHARS or weighted / chars < UPRIGHT_MIN_CONFIDENCE:
         return False
-    return tall <= UPRIGHT_MAX_TALL_SHARE * lines
+    # No line long enough to have a shape: nothing says the text runs across the page.
+    return lines > 0 and tall <= UPRIGHT_MAX_TALL_SHARE * lines
 
 
 def ocr_document(pdf: Path | bytes, options: OcrOptions) -> dict[int, OcrPage]:

@@ -223,7 +223,10 @@ def _read(words: list[str], confidence: int, across: bool = True) -> list[list[W
     return lines
 
 
-WORDS = "The ferry service resumes on Monday after the harbour works end in the spring".split()
+WORDS = (
+    "The ferry service resumes on Monday after the harbour works end in the spring, and the "
+    "new timetable carries every crossing a quarter earlier"
+).split()
 
 
 def test_a_first_reading_is_upright_with_enough_sure_text_in_lines_across_the_page() -> None:
@@ -239,6 +242,18 @@ def test_a_first_reading_is_upright_with_enough_sure_text_in_lines_across_the_pa
     # Lines of one or two characters (a list's numbers) may stand taller than wide upright.
     numbers = [[(str(k), 0, 200 + 40 * k, 8, 30, 95)] for k in range(10)]
     assert reads_upright(_tsv([*_read(WORDS, 93), *numbers]))
+    # ... but lines only of those say nothing of the text's direction.
+    assert not reads_upright(_tsv(numbers * 10))
+
+
+def test_characters_that_read_alike_upside_down_do_not_count_as_upright() -> None:
+    # A table of 0, 1, 7 and 8 turned over, as Tesseract read it (review of issue 31): rows of
+    # "L", "0" and "8", surely read, across the page; and capitals that turn into themselves.
+    rows = ["LOLS", "/800", "8010", "0100", "0810", "L001", "8L80"] * 30
+    assert not reads_upright(_tsv(_read(rows, 76)))
+    assert not reads_upright(_tsv(_read("SOS NOON OIHO 1808 10 SWIM MOW".split() * 8, 60)))
+    # The same number of lines of ordinary words is upright.
+    assert reads_upright(_tsv(_read(WORDS * 2, 76)))
 
 
 @pytest.mark.slow  # runs Tesseract
