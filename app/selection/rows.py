@@ -26,6 +26,8 @@ _CELL = re.compile(
     r"|[-–—−]{1,2}|[$€£¥]|%|\(\d{1,2}\)"
 )
 _TOKEN = re.compile(r"\S+")
+# What every alternative of _CELL holds one of.
+_CELL_CHAR = re.compile(r"[\d\-–—−$€£¥%]")
 # Units and connectives that follow a figure inside a sentence, never a row's label.
 _NOT_A_LABEL = frozenset(
     "million millions billion billions thousand thousands percent per cent bps basis times "
@@ -46,17 +48,22 @@ def _starts_label(token: str) -> bool:
 def row_cuts(text: str, start: int, end: int) -> list[int]:
     """Where the rows of ``text[start:end]`` begin after the first, when it is tabular (see the
     module docstring); empty for prose."""
+    if not _CELL_CHAR.search(text, start, end):
+        return []  # no cell, so no row ends in one: prose (most pieces), read no further
     tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
     cuts: list[int] = []
     row_ends = 0
     row: list[str] = []  # the tokens of the row so far
     has_cell = False  # kept as the row grows: scanning it at every line would be quadratic
+    cell = False
     for i, (at, _, token) in enumerate(tokens):
+        ended_on_cell = cell  # a row is one only if its last token is a cell: skip the rest
         cell = _is_cell(token)
         if i and not cell:
             prev_end, prev = tokens[i - 1][1], tokens[i - 1][2]
             if (
-                _is_row(row)
+                ended_on_cell
+                and _is_row(row)
                 and ("\n" in text[prev_end:at] or _starts_label(token))
                 and not _MONTH.fullmatch(token.strip(",."))
             ):
