@@ -28,6 +28,7 @@ _CELL = re.compile(
 _TOKEN = re.compile(r"\S+")
 # What every alternative of _CELL holds one of.
 _CELL_CHAR = re.compile(r"[\d\-–—−$€£¥%]")
+_SPACE = re.compile(r"\s")
 # Units and connectives that follow a figure inside a sentence, never a row's label.
 _NOT_A_LABEL = frozenset(
     "million millions billion billions thousand thousands percent per cent bps basis times "
@@ -45,11 +46,22 @@ def _starts_label(token: str) -> bool:
     return bool(word) and word[0].isupper() and word.lower().strip(",.;:") not in _NOT_A_LABEL
 
 
+def _two_cells_possible(text: str, start: int, end: int) -> bool:
+    """Do two tokens of ``text[start:end]`` hold a character every cell holds (a digit, a dash,
+    a currency or percent sign)? A table has two rows ending in cells; a sentence with one
+    year, or none, cannot. Three scans, each on from the last: linear."""
+    first = _CELL_CHAR.search(text, start, end)
+    if first is None:
+        return False
+    space = _SPACE.search(text, first.end(), end)  # where the first one's token ends
+    return space is not None and _CELL_CHAR.search(text, space.end(), end) is not None
+
+
 def row_cuts(text: str, start: int, end: int) -> list[int]:
     """Where the rows of ``text[start:end]`` begin after the first, when it is tabular (see the
     module docstring); empty for prose."""
-    if not _CELL_CHAR.search(text, start, end):
-        return []  # no cell, so no row ends in one: prose (most pieces), read no further
+    if not _two_cells_possible(text, start, end):
+        return []  # prose (most pieces): no two rows can end in cells
     tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
     cuts: list[int] = []
     row_ends = 0
