@@ -27,6 +27,7 @@ from functools import lru_cache
 
 # A digit run with separators inside it; the spaces are U+00A0, U+202F and U+2009.
 NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f\u2009]\d+)*")
+_DIGIT = re.compile(r"\d")  # what every NUMBER starts with
 PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pour\s?cent\b|pct\b)", re.IGNORECASE)
 _GROUP_SPACES = "\u00a0\u202f\u2009"
 MONTHS = (
@@ -120,6 +121,8 @@ def _month_before(text: str, start: int) -> bool:
 def figures(text: str) -> tuple[list[Figure], str]:
     """The figures of ``text``, and the text with every figure and its percent word blanked out
     for the word tokenizer."""
+    if not _DIGIT.search(text):
+        return [], text  # most sentences of prose: one scan, nothing to build
     found: list[Figure] = []
     pieces: list[str] = []
     last = 0

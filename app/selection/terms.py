@@ -18,7 +18,6 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
 from itertools import chain, repeat
 from typing import Literal, NamedTuple
 
@@ -147,8 +146,6 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-# Memoised: words repeat (Zipf), and a batch of twenty chunks has thousands of them.
-@lru_cache(maxsize=65536)
 def _word_terms(word: str, language: Language | None) -> tuple[str, ...]:
     out: list[str] = []
     if not word.isascii():
@@ -163,6 +160,33 @@ def _word_terms(word: str, language: Language | None) -> tuple[str, ...]:
     stem = _stemmer(language).stemWord(word) if language else word
     out.append(_fold(stem))
     return tuple(out)
+
+
+# Words repeat (Zipf), and a batch of twenty chunks has thousands of them: ``_word_terms`` is
+# memoised per language, in a dict read through C (``map(memo.__getitem__, words)``: a hit
+# costs a dict lookup, where lru_cache also built a key and moved it to the front).
+_MEMO_WORDS = 65536
+
+
+class _Memo(dict[str, tuple[str, ...]]):
+    """``_word_terms(word, language)`` by word; emptied when full (bounded, as words of a
+    hostile text could be any)."""
+
+    def __init__(self, language: Language | None) -> None:
+        super().__init__()
+        self.language = language
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        found = _word_terms(word, self.language)
+        if len(self) >= _MEMO_WORDS:
+            self.clear()
+        self[word] = found
+        return found
+
+
+_MEMOS: dict[Language | None, _Memo] = {
+    language: _Memo(language) for language in ("english", "french", None)
+}
 
 
 class Reading(NamedTuple):
@@ -184,8 +208,8 @@ def read(text: str, language: Language | None = None) -> Reading:
         if figure.telling:
             out.add(figure.term)
             (dated if figure.date else claimed).add(figure.term)
-    # Looked up in C (map over the memoised function), not word by word in Python.
-    out.update(chain.from_iterable(map(_word_terms, _words(words), repeat(language))))
+    memo = _MEMOS[language] if language in _MEMOS else _Memo(language)
+    out.update(chain.from_iterable(map(memo.__getitem__, _words(words))))
     return Reading(out, claimed, dated - claimed)
 
 
