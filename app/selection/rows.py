@@ -62,6 +62,9 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
     module docstring); empty for prose."""
     if not _two_cells_possible(text, start, end):
         return []  # prose (most pieces): no two rows can end in cells
+    cells = list(map(_CELL.fullmatch, text[start:end].split()))  # in C: split() is _TOKEN's
+    if len(cells) - cells.count(None) < MIN_ROWS:
+        return []  # each row ends in a cell of its own: fewer cells, fewer rows
     tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
     cuts: list[int] = []
     row_ends = 0
