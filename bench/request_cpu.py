@@ -7,7 +7,8 @@ one ingested PDF:
   lexical batch that misses the result cache (a new answer each time, the same 10 chunks, as
   a conversation's follow-ups cite them), the same citing 10 chunks no batch cited before
   (nothing of them memoised: the first question on them), and a result-cache hit; p50 of each
-  and the batches' ratios to ``/healthz``;
+  and the batches' ratios to ``/healthz``, and each one's server CPU per request beside
+  ``/healthz``'s (CPU, unlike wall time, is not lengthened by other tenants' load);
 - CPU per request at ``--clients`` (64) clients: server CPU-seconds (its whole process tree,
   psutil) per request, on the lexical path (no LLM) and on the LLM path (the tests' scripted
   OpenAI-compatible server replying after ``--llm-delay``, 0.3 s, in a process of its own);
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,17 +51,27 @@ from tests.fixtures.pdfs import write_text_pdf  # noqa: E402
 
 DEFAULT_PDF = ROOT.parent / "shared" / "pdfs" / "pdfjs_freeculture.pdf"
 QUERY = load_throughput.QUERY
+HEALTHZ_RUN = 400
 HIT_ANSWER = "The author argues that copyright law now regulates culture far more than ever."
 
 
 async def _latencies(
-    url: str, cited: list[dict[str, str]], fresh: list[list[dict[str, str]]], rounds: int
+    url: str,
+    cited: list[dict[str, str]],
+    fresh: list[list[dict[str, str]]],
+    rounds: int,
+    cpu: dict[str, float] | None = None,
+    server: psutil.Process | None = None,
 ) -> dict[str, float]:
     """p50 ms of /healthz, a lexical miss, a lexical miss citing chunks no batch cited before
     (``fresh``, one list per round: nothing of them is memoised yet) and a cache hit, one
-    request at a time, interleaved so that the machine's load falls on each alike."""
+    request at a time, interleaved so that the machine's load falls on each alike. With
+    ``server``, ``cpu`` gets each kind's mean server CPU ms per request (its process tree's
+    CPU across each request, summed per kind; /healthz's over a run of its own): CPU time,
+    which other tenants' load does not lengthen as it does wall time."""
     hit = {"query": QUERY, "answer": HIT_ANSWER, "citations": cited}
     times: dict[str, list[float]] = {"healthz": [], "lexical": [], "fresh": [], "hit": []}
+    used_ms = dict.fromkeys(times, 0.0)
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         assert (await client.post("/v2/highlights/batch", json=hit)).status_code == 200
         for i in range(rounds + 3):
@@ -71,14 +83,27 @@ async def _latencies(
                 ("fresh", lambda m=new: client.post("/v2/highlights/batch", json=m)),
                 ("hit", lambda: client.post("/v2/highlights/batch", json=hit)),
             ):
+                cpu_before = load_throughput.tree_cpu_seconds(server) if server else 0.0
                 started = time.perf_counter()
                 response = await send()
                 elapsed = (time.perf_counter() - started) * 1000
+                used = (load_throughput.tree_cpu_seconds(server) - cpu_before) if server else 0.0
                 assert response.status_code == 200, response.text
                 if name == "hit":
                     assert response.headers["x-highlight-cache"] == "hit"
                 if i >= 3:  # the first rounds warm connections and caches
                     times[name].append(elapsed)
+                    used_ms[name] += used * 1000
+        if server is not None and cpu is not None:
+            # /healthz costs about a clock tick (10 ms, psutil's resolution) in ten requests:
+            # its CPU is read over a run of them, not summed from one-request readings.
+            before = load_throughput.tree_cpu_seconds(server)
+            for _ in range(HEALTHZ_RUN):
+                assert (await client.get("/healthz")).status_code == 200
+            used_ms["healthz"] = (load_throughput.tree_cpu_seconds(server) - before) * 1000
+    if cpu is not None:
+        cpu.update({name: used_ms[name] / max(1, len(times[name])) for name in times})
+        cpu["healthz"] = used_ms["healthz"] / HEALTHZ_RUN
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -138,12 +163,15 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with live_service(work, env, "serve", "--no-migrate", app_dir=args.app_dir) as svc:
         load_throughput.measure_level(svc.process.pid, svc.url, 1, 4, 2.0, 1.0, cited, counter)
-        p50 = asyncio.run(_latencies(svc.url, cited, fresh, args.rounds))
+        cpu: dict[str, float] = {}
+        server = psutil.Process(svc.process.pid)
+        p50 = asyncio.run(_latencies(svc.url, cited, fresh, args.rounds, cpu, server))
         lexical = load_throughput.measure_level(
             svc.process.pid, svc.url, 1, args.clients, args.seconds, 1.0, cited, counter
         )
     out["latency_p50_ms"] = p50
     out["lexical_cpu_ms"] = lexical.server_cpu_ms_per_request
+    out["cpu_ms_per_request"] = cpu
     print(f"/healthz p50 {p50['healthz']:.2f} ms (the floor)")
     for name, label in (
         ("lexical", "lexical batch (miss)"),
@@ -152,7 +180,11 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     ):
         ratio = p50[name] / p50["healthz"]
         out[f"{name}_ratio"] = round(ratio, 2)
-        print(f"{label} p50 {p50[name]:.2f} ms, {ratio:.2f}x /healthz")
+        print(
+            f"{label} p50 {p50[name]:.2f} ms, {ratio:.2f}x /healthz; server CPU "
+            f"{cpu[name]:.2f} ms per request, {cpu[name] / max(cpu['healthz'], 1e-9):.2f}x "
+            f"/healthz's {cpu['healthz']:.2f} ms"
+        )
     print(
         f"lexical path at {args.clients} clients: {lexical.server_cpu_ms_per_request:.2f} ms "
         f"server CPU per request, {lexical.rps:.1f} req/s, p50 {lexical.p50_ms:.1f} ms, "

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A digit run with separators inside it; the spaces are U+00A0, U+202F and U+2009.
 NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f\u2009]\d+)*")
+_DIGIT = re.compile(r"\d")  # what every NUMBER starts with
 PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pour\s?cent\b|pct\b)", re.IGNORECASE)
 _GROUP_SPACES = "\u00a0\u202f\u2009"
 MONTHS = (
@@ -61,6 +63,9 @@ def _is_grouped(parts: list[str]) -> bool:
     return 1 <= len(parts[0]) <= 3 and all(len(p) == 3 for p in parts[1:])
 
 
+# Memoised: a chunk's figures repeat (its years, its columns' totals), and the same few
+# thousand recur across a document.
+@lru_cache(maxsize=8192)
 def split_decimal(raw: str) -> tuple[str, str]:
     """The integer digits and the fraction digits of a raw figure."""
     for space in _GROUP_SPACES:
@@ -83,6 +88,7 @@ def split_decimal(raw: str) -> tuple[str, str]:
     return "".join(parts), ""
 
 
+@lru_cache(maxsize=8192)
 def canonical(raw: str, percent: bool = False) -> str:
     """One figure's canonical term: ``canonical("3,142,308") == "3142308"``."""
     whole, fraction = split_decimal(raw)
@@ -95,14 +101,28 @@ def canonical(raw: str, percent: bool = False) -> str:
 def is_date(text: str, start: int, end: int, term: str) -> bool:
     if term.isdigit() and len(term) == 4 and 1900 <= int(term) <= 2100:
         return True
-    return bool(_MONTH_BEFORE.search(text, max(0, start - 12), start)) or bool(
-        _MONTH_AFTER.match(text, end)
-    )
+    return _month_before(text, start) or _MONTH_AFTER.match(text, end) is not None
+
+
+def _month_before(text: str, start: int) -> bool:
+    """``_MONTH_BEFORE`` searched in the 12 characters before ``start``, tried only when they
+    end on a letter (before an optional "." and white space), as they must to end on a month
+    name: the search tries forty names at each of the 12 places, and most figures follow a
+    digit, a sign or a space (a table's columns)."""
+    window = max(0, start - 12)
+    tail = text[window:start].rstrip()
+    if tail[-1:] == ".":
+        tail = tail[:-1]
+    if not tail[-1:].isalpha():
+        return False
+    return _MONTH_BEFORE.search(text, window, start) is not None
 
 
 def figures(text: str) -> tuple[list[Figure], str]:
     """The figures of ``text``, and the text with every figure and its percent word blanked out
     for the word tokenizer."""
+    if not _DIGIT.search(text):
+        return [], text  # most sentences of prose: one scan, nothing to build
     found: list[Figure] = []
     pieces: list[str] = []
     last = 0
@@ -111,7 +131,7 @@ def figures(text: str) -> tuple[list[Figure], str]:
             continue
         after = PERCENT_AFTER.match(text, match.end())
         end = after.end() if after else match.end()
-        term = canonical(match.group(), percent=after is not None)
+        term = canonical(match.group(), after is not None)
         specific = after is not None or "." in term
         date = not specific and is_date(text, match.start(), match.end(), term)
         found.append(Figure(term, specific, date))

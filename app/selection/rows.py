@@ -26,6 +26,9 @@ _CELL = re.compile(
     r"|[-–—−]{1,2}|[$€£¥]|%|\(\d{1,2}\)"
 )
 _TOKEN = re.compile(r"\S+")
+# What every alternative of _CELL holds one of.
+_CELL_CHAR = re.compile(r"[\d\-–—−$€£¥%]")
+_SPACE = re.compile(r"\s")
 # Units and connectives that follow a figure inside a sentence, never a row's label.
 _NOT_A_LABEL = frozenset(
     "million millions billion billions thousand thousands percent per cent bps basis times "
@@ -43,20 +46,39 @@ def _starts_label(token: str) -> bool:
     return bool(word) and word[0].isupper() and word.lower().strip(",.;:") not in _NOT_A_LABEL
 
 
+def _two_cells_possible(text: str, start: int, end: int) -> bool:
+    """Do two tokens of ``text[start:end]`` hold a character every cell holds (a digit, a dash,
+    a currency or percent sign)? A table has two rows ending in cells; a sentence with one
+    year, or none, cannot. Three scans, each on from the last: linear."""
+    first = _CELL_CHAR.search(text, start, end)
+    if first is None:
+        return False
+    space = _SPACE.search(text, first.end(), end)  # where the first one's token ends
+    return space is not None and _CELL_CHAR.search(text, space.end(), end) is not None
+
+
 def row_cuts(text: str, start: int, end: int) -> list[int]:
     """Where the rows of ``text[start:end]`` begin after the first, when it is tabular (see the
     module docstring); empty for prose."""
+    if not _two_cells_possible(text, start, end):
+        return []  # prose (most pieces): no two rows can end in cells
+    cells = list(map(_CELL.fullmatch, text[start:end].split()))  # in C: split() is _TOKEN's
+    if len(cells) - cells.count(None) < MIN_ROWS:
+        return []  # each row ends in a cell of its own: fewer cells, fewer rows
     tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
     cuts: list[int] = []
     row_ends = 0
     row: list[str] = []  # the tokens of the row so far
     has_cell = False  # kept as the row grows: scanning it at every line would be quadratic
+    cell = False
     for i, (at, _, token) in enumerate(tokens):
+        ended_on_cell = cell  # a row is one only if its last token is a cell: skip the rest
         cell = _is_cell(token)
         if i and not cell:
             prev_end, prev = tokens[i - 1][1], tokens[i - 1][2]
             if (
-                _is_row(row)
+                ended_on_cell
+                and _is_row(row)
                 and ("\n" in text[prev_end:at] or _starts_label(token))
                 and not _MONTH.fullmatch(token.strip(",."))
             ):

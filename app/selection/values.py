@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.selection.numbers import NUMBER, PERCENT_AFTER, is_date, split_decimal
 
@@ -35,6 +36,8 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 _PERIOD_AFTER = re.compile(r"[\s-]?(?:months?|weeks?|days?|years?|quarters?)\b", re.IGNORECASE)
 _CURRENCY_BEFORE = re.compile(r"[$€£¥]\s?$")
 _ENUMERATOR = re.compile(r"\(?\d{1,2}\)\s+[A-Za-z]")
+# A hyphen and a letter right after a figure: "10-K", part of a name.
+_NAME_AFTER = re.compile(r"-[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -56,15 +59,22 @@ def _scale(word: str) -> float:
     return _SCALE_WORDS.get(word.rstrip("s"), 1.0)
 
 
+@lru_cache(maxsize=8192)
+def _digits(raw: str) -> tuple[float, int]:
+    """A raw figure's digits as a number, and how many of them are its fraction's. Memoised,
+    like ``split_decimal``: a chunk's figures repeat."""
+    whole, fraction = split_decimal(raw)
+    return float(f"{whole or 0}.{fraction or 0}"), len(fraction)
+
+
 def values(text: str) -> list[Value]:
     """The figures of ``text`` as values, in order."""
     out: list[Value] = []
     for match in NUMBER.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
-        if before.isalpha() or re.match(r"-[A-Za-z]", text[match.end() : match.end() + 2]):
+        if before.isalpha() or _NAME_AFTER.match(text, match.end()):
             continue  # "Q2", "FY2024", "10-K": part of a name
-        whole, fraction = split_decimal(match.group())
-        written = float(f"{whole or 0}.{fraction or 0}")
+        written, places = _digits(match.group())
         # "(0.6)%": a negative percentage in a table.
         after = match.end() + (text[match.end() : match.end() + 1] == ")")
         percent = PERCENT_AFTER.match(text, after) is not None
@@ -80,7 +90,7 @@ def values(text: str) -> list[Value]:
             or _PERIOD_AFTER.match(text, match.end()) is not None
             or is_date(text, match.start(), match.end(), "")
         )
-        step = 10.0 ** -len(fraction) * scale
+        step = 10.0**-places * scale
         enumerator = bool(_ENUMERATOR.match(text, max(0, match.start() - 1)))
         out.append(
             Value(written * scale, written, step, percent, scale_word is not None, date, enumerator)
