@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
-from sqlalchemy import Executable, Table, delete, select, update
+from sqlalchemy import Executable, Table, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -49,6 +49,19 @@ _CHUNK_COLUMNS = (
     _document.c.source_path,
     _document.c.sha256,
     _document.c.updated_at,
+)
+# The reads of every batch (a result-cache hit is little else), built once with their values as
+# parameters: building a statement and coercing each id into it cost more CPU than the queries.
+_CHUNKS_BY_ID = (
+    select(*_CHUNK_COLUMNS)
+    .join_from(_chunk, _document, _chunk.c.document_id == _document.c.id)
+    .where(_chunk.c.id.in_(bindparam("ids", expanding=True)))
+)
+_CACHED_RESPONSE = select(_cache.c.response).where(
+    _cache.c.key == bindparam("key"), _cache.c.created_at >= bindparam("not_before")
+)
+_STORED_HIGHLIGHT_IDS = select(_highlight.c.id).where(
+    _highlight.c.id.in_(bindparam("ids", expanding=True)), _highlight.c.data != FORGOTTEN
 )
 
 
@@ -87,11 +100,7 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
     query."""
     if not chunk_ids:
         return {}
-    rows = session.execute(
-        select(*_CHUNK_COLUMNS)
-        .join_from(_chunk, _document, _chunk.c.document_id == _document.c.id)
-        .where(_chunk.c.id.in_(set(chunk_ids)))
-    )
+    rows = session.execute(_CHUNKS_BY_ID, {"ids": list(set(chunk_ids))})
     return {row[0]: StoredChunk(*row) for row in rows}
 
 
@@ -113,9 +122,7 @@ def document_texts(session: Session, document_ids: Collection[str]) -> dict[str,
 def cached_response(session: Session, key: str, not_before: datetime) -> str | None:
     """The cached answer for ``key``, unless it was stored before ``not_before`` (expired rows are
     deleted lazily)."""
-    row: str | None = session.scalar(
-        select(_cache.c.response).where(_cache.c.key == key, _cache.c.created_at >= not_before)
-    )
+    row: str | None = session.scalar(_CACHED_RESPONSE, {"key": key, "not_before": not_before})
     return row
 
 
@@ -143,11 +150,7 @@ def store_highlights(session: Session, rows: list[dict[str, object]]) -> None:
 
 def stored_highlight_ids(session: Session, highlight_ids: Collection[str]) -> set[str]:
     """The ids that are stored with their rectangles (forgotten ones are not)."""
-    rows = session.scalars(
-        select(_highlight.c.id).where(
-            _highlight.c.id.in_(set(highlight_ids)), _highlight.c.data != FORGOTTEN
-        )
-    )
+    rows = session.scalars(_STORED_HIGHLIGHT_IDS, {"ids": list(set(highlight_ids))})
     return set(rows)
 
 
