@@ -286,9 +286,14 @@ class HighlightService:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF
         replaced on disk without re-ingest."""
         files = {(c.source_path, c.sha256) for c in chunks.values()}
-        try:
+
+        def verify_all() -> None:
             for source_path, sha256 in files:
-                await asyncio.to_thread(self.storage.verify, source_path, sha256)
+                self.storage.verify(source_path, sha256)
+
+        try:
+            # One trip to a thread for all of them: a hit costs little besides its thread trips.
+            await asyncio.to_thread(verify_all)
         except Exception as exc:  # PdfChanged, PdfMissing: recompute, which reports it
             log.info("cached answer not used: %s", exc)
             return False
