@@ -45,6 +45,8 @@ _MIN_SAMPLE_S = 0.05
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
+    # app.pdfs.extract's, copied: the floor must run the same way whichever checkout's app is
+    # measured (--app-root), and older ones have none to import.
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -301,6 +301,20 @@ def _write_queue(factory: async_sessionmaker[AsyncSession]) -> WriteQueue | None
         return _write_queues.setdefault(bind.sync_engine, WriteQueue())
 
 
+async def retried(attempts: int, run: Callable[[], Awaitable[T]]) -> T:
+    """``run()`` (one transaction), run again (at most ``attempts`` times in all) when it raises
+    WriteConflict; the last WriteConflict is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await run()
+        except WriteConflict:
+            if attempt == attempts:
+                raise
+            log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
+            await asyncio.sleep(0.02 * attempt)
+    raise AssertionError("unreachable")
+
+
 async def in_transaction(
     factory: async_sessionmaker[AsyncSession],
     work: Callable[[AsyncSession], Awaitable[T]],
@@ -316,16 +330,11 @@ async def in_transaction(
     work that touches nothing but the session)."""
 
     async def alone(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        for attempt in range(1, attempts + 1):
-            try:
-                async with transaction(factory) as session:
-                    return await work(session)
-            except WriteConflict:
-                if attempt == attempts:
-                    raise
-                log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
-                await asyncio.sleep(0.02 * attempt)
-        raise AssertionError("unreachable")
+        async def once() -> T:
+            async with transaction(factory) as session:
+                return await work(session)
+
+        return await retried(attempts, once)
 
     async def together(works: list[Callable[[AsyncSession], Awaitable[Any]]]) -> list[Any]:
         async with transaction(factory) as session:

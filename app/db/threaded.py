@@ -22,25 +22,24 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-from app.core.errors import DatabaseUnavailable, WriteConflict
+from app.core.errors import DatabaseUnavailable
 from app.db.failures import translate
 from app.db.session import (
     _FILE_KEY,
     Threaded,
     _still_the_database,
     _write_queue,
+    retried,
     threaded_engine,
     transaction,
 )
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 Work = Callable[[Session], T]
 
@@ -108,15 +107,7 @@ async def in_thread_transaction(
     session)."""
 
     async def alone(work: Work[T]) -> T:
-        for attempt in range(1, attempts + 1):
-            try:
-                return await run_transaction(factory, work)
-            except WriteConflict:
-                if attempt == attempts:
-                    raise
-                log.info("a concurrent transaction won; retrying (%d of %d)", attempt, attempts)
-                await asyncio.sleep(0.02 * attempt)
-        raise AssertionError("unreachable")
+        return await retried(attempts, lambda: run_transaction(factory, work))
 
     async def together(works: list[Work[Any]]) -> list[Any]:
         return await run_transaction(factory, lambda session: [each(session) for each in works])
