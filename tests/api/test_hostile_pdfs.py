@@ -113,10 +113,18 @@ async def test_a_preview_of_a_huge_page_is_rendered_within_the_pixel_bound(
 async def test_previews_beyond_the_render_slots_get_busy_and_slow_ones_pdf_too_complex(
     database_url: str, pdf_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_drawing_bomb_pdf(pdf_root / "drawing.pdf")
+    # 12 million squares: about 5 s of CPU to draw at any scale. The worker's CPU limit is
+    # whole seconds (ceil of what it has used plus the budget), so a budget of 0.5 s stops it
+    # within 1.5 s: over 3 times short. (4 million squares, 1.8 s, against 1.0 s + 0.5 s for
+    # the page, stopped within 2.5 s: a quiet machine sometimes drew it and answered 200.)
+    write_drawing_bomb_pdf(pdf_root / "drawing.pdf", squares=12_000_000)
     monkeypatch.setattr(stored, "PREVIEW_WAIT_S", 0.2)
     settings = make_settings(
-        database_url, pdf_root, max_concurrent_previews=1, pdf_job_timeout_s=1.0
+        database_url,
+        pdf_root,
+        max_concurrent_previews=1,
+        pdf_job_timeout_s=0.5,
+        pdf_job_page_s=0.0,
     )
     async with app_client(settings) as client:
         put = await client.put("/v2/documents/drawing", json=_document("drawing.pdf", "d-1"))
@@ -128,7 +136,7 @@ async def test_previews_beyond_the_render_slots_get_busy_and_slow_ones_pdf_too_c
             )
         )
         statuses = sorted(r.status_code for r in responses)
-        # One render runs (4 million squares at scale 3: over the 1 s job limit); the others
+        # One render runs (over its job limit); the others
         # find no slot within 0.2 s.
         assert statuses == [422, 503, 503], [r.text for r in responses]
         for response in responses:
