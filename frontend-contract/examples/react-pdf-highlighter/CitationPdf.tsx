@@ -1,0 +1,78 @@
+/**
+ * One citation's PDF with its highlights, drawn by react-pdf-highlighter 7's own components.
+ * The service's geometry becomes the library's `position` with `toScaledPosition` and nothing
+ * else: no page sizes, no rotation handling here (the adapter's normalised rects already say
+ * where on the displayed page each line piece is, on whichever page it is).
+ */
+import { useEffect, useMemo, useRef } from "react";
+import { Highlight, PdfHighlighter, PdfLoader } from "react-pdf-highlighter";
+import type { IHighlight } from "react-pdf-highlighter";
+import { toScaledPosition } from "../../src/index.js";
+import type { CitationResult } from "./pending-main.js";
+
+type ApiHighlight = NonNullable<CitationResult["highlights"]>[number];
+
+// The worker must be the build of the pdfjs-dist that react-pdf-highlighter itself imports (its
+// own nested 4.x, not another copy in the app): PDF.js refuses a worker of another version. The
+// build script copies that file next to the bundle.
+const WORKER_SRC = new URL("pdf.worker.min.mjs", document.baseURI).href;
+
+function toIHighlight(highlight: ApiHighlight): IHighlight {
+  return {
+    id: highlight.highlight_id,
+    position: toScaledPosition(highlight),
+    content: { text: highlight.text },
+    // The library's Highlight shows `comment.emoji` beside the box; the sentence is the comment.
+    comment: { text: highlight.display_text, emoji: "" },
+  };
+}
+
+/**
+ * Mounted once per PDF (the caller keys it by URL): another citation of the same PDF only
+ * changes `highlights` and scrolls, as the library intends; remounting would reload the file and
+ * leave the old PDF.js viewer's pending work running against a removed page.
+ */
+export function CitationPdf(props: { pdfUrl: string; highlights: ApiHighlight[] }) {
+  const highlights = useMemo(() => props.highlights.map(toIHighlight), [props.highlights]);
+  const first = highlights[0];
+  // PdfHighlighter hands over its scroll function once the pages are laid out.
+  const scrollTo = useRef<((highlight: IHighlight) => void) | null>(null);
+  useEffect(() => {
+    if (first && scrollTo.current) scrollTo.current(first);
+  }, [first]);
+  return (
+    <PdfLoader
+      url={props.pdfUrl}
+      workerSrc={WORKER_SRC}
+      beforeLoad={<p className="pdf-status">Opening the PDF…</p>}
+      errorMessage={<p className="pdf-status notice-error">The PDF could not be opened.</p>}
+    >
+      {(pdfDocument) => (
+        <PdfHighlighter
+          pdfDocument={pdfDocument}
+          highlights={highlights}
+          // Fit the page to the pane's width: at 390 px a whole page at 100% would be unreadable.
+          pdfScaleValue="page-width"
+          scrollRef={(scroll) => {
+            scrollTo.current = scroll;
+            if (first) scroll(first);
+          }}
+          onScrollChange={() => undefined}
+          // Read-only: a citation viewer makes no new highlights.
+          enableAreaSelection={() => false}
+          onSelectionFinished={() => null}
+          highlightTransform={(highlight, index, _setTip, _hideTip, _toScaled, _shot, isScrolledTo) => (
+            // data-highlight-id lets tests (and analytics) tell whose box a part is.
+            <div key={`${highlight.id}-${index}`} data-highlight-id={highlight.id}>
+              <Highlight
+                position={highlight.position}
+                comment={highlight.comment}
+                isScrolledTo={isScrolledTo}
+              />
+            </div>
+          )}
+        />
+      )}
+    </PdfLoader>
+  );
+}
