@@ -17,7 +17,13 @@ from tests.conftest import PROJECT_ROOT
 README = PROJECT_ROOT / "README.md"
 DOCS = PROJECT_ROOT / "docs"
 PAGES = [README, PROJECT_ROOT / "ARCHITECTURE.md", *sorted(DOCS.glob("*.md"))]
-LINKED = [README, *sorted(DOCS.glob("*.md")), PROJECT_ROOT / "bench" / "README.md"]
+CONTRACT = PROJECT_ROOT / "frontend-contract"
+LINKED = [
+    README,
+    *sorted(DOCS.glob("*.md")),
+    PROJECT_ROOT / "bench" / "README.md",
+    CONTRACT / "README.md",
+]
 TOP_LEVEL = {p.name for p in PROJECT_ROOT.iterdir() if p.is_dir()}
 # What the benches and tests write, git-ignored: cited as where to look, never in the repository.
 OUTPUTS = ("bench/results",)

@@ -11,10 +11,12 @@
  * the non-provisional event with the same index; `HighlightStreamState` keeps that rule.
  */
 import type { components } from "../highlight-api.js";
+import { HighlightApiError, postWithRetries, type RequestOptions } from "./http.js";
+
+export { HighlightApiError } from "./http.js";
 
 export type CitationResult = components["schemas"]["CitationResult"];
 export type HighlightBatchRequest = components["schemas"]["HighlightBatchRequest"];
-export type ErrorBody = components["schemas"]["ErrorBody"];
 
 /** Data of a `citation` event: `{index, provisional, citation}` (generated from the service). */
 export type CitationEventData = components["schemas"]["CitationEvent"];
@@ -130,60 +132,26 @@ export function toHighlightStreamEvent(event: ServerSentEvent): HighlightStreamE
   return undefined;
 }
 
-/** A non-2xx answer of the service, with its ErrorBody when it sent one. */
-export class HighlightApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "HighlightApiError";
-  }
-}
-
-export interface StreamOptions {
-  /** Service root, e.g. "https://highlights.example.org"; default "" (same origin). */
-  baseUrl?: string;
-  /** Extra headers, e.g. { Authorization: "Bearer …" }. */
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-  /** Injected for tests or other runtimes; default globalThis.fetch. */
-  fetch?: typeof fetch;
-}
+/** What streamHighlights takes: the batch helper's options (retries apply until the stream opens). */
+export type StreamOptions = RequestOptions;
 
 /**
  * POSTs the request and yields the typed events as they arrive. Throws HighlightApiError when the
- * service refuses the request (4xx/5xx), before any event.
+ * service refuses the request (4xx/5xx), before any event; a 503 (with its Retry-After), 502, 504
+ * or network failure before the stream opens is retried first, as fetchHighlights does. A stream
+ * cut off midway is not retried: call again (the answer is cached) or keep what came.
  */
 export async function* streamHighlights(
   request: HighlightBatchRequest,
   options: StreamOptions = {},
 ): AsyncGenerator<HighlightStreamEvent> {
-  const doFetch = options.fetch ?? globalThis.fetch;
-  const init: RequestInit = {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "text/event-stream",
-      ...options.headers,
-    },
-    body: JSON.stringify(request),
-  };
-  if (options.signal) init.signal = options.signal;
-  const response = await doFetch(`${options.baseUrl ?? ""}/v2/highlights/stream`, init);
-  if (!response.ok || !response.body) {
-    let code = "http_error";
-    let message = `HTTP ${response.status}`;
-    try {
-      const body = (await response.json()) as ErrorBody;
-      code = body.error.code;
-      message = body.error.message;
-    } catch {
-      // not an ErrorBody: keep the status line
-    }
-    throw new HighlightApiError(response.status, code, message);
-  }
+  const response = await postWithRetries(
+    "/v2/highlights/stream",
+    request,
+    "text/event-stream",
+    options,
+  );
+  if (!response.body) throw new HighlightApiError(response.status, "http_error", "no body");
   for await (const raw of parseSse(response.body)) {
     const event = toHighlightStreamEvent(raw);
     if (event) yield event;

@@ -1,9 +1,6 @@
 // The SSE helper against a real HTTP server on 127.0.0.1 and Node's real fetch: events must
 // arrive one by one while the response is still open, whatever the chunking.
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import {
   type CitationResult,
@@ -14,6 +11,7 @@ import {
   SseParser,
   streamHighlights,
 } from "../src/stream.js";
+import { gate, serve } from "./http-server.js";
 
 const citation = (status: CitationResult["status"], text: string): CitationResult => ({
   chunk_id: "doc-c0001",
@@ -88,38 +86,6 @@ describe("SseParser", () => {
     assert.deepEqual(events, [{ event: "summary", data: '{"note":"naïve — ✓"}' }]);
   });
 });
-
-/** A real server; `handler` writes the response. */
-async function serve(
-  handler: (req: IncomingMessage, res: ServerResponse, body: string) => Promise<void>,
-) {
-  const server = createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (body += c));
-    req.on(
-      "end",
-      () => void handler(req, res, body).catch((e: unknown) => res.destroy(e as Error)),
-    );
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return { baseUrl: `http://127.0.0.1:${port}`, close: () => server.close() };
-}
-
-/** A promise the test resolves from outside, with a time limit so a hang fails instead. */
-function gate(label: string) {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label}: timed out`)), 5000);
-    open = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
-  return { open, opened };
-}
 
 describe("streamHighlights over HTTP", () => {
   test("events arrive while the response is still open; provisional then final", async () => {

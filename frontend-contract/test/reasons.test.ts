@@ -1,0 +1,113 @@
+// The reader's words: one for every reason the service can send (checked against openapi.json at
+// run time too, in case the generated types are stale), the README's table equal to the code's,
+// and readerNotice's rules.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import {
+  type CitationVerdict,
+  PARTLY_SUPPORTS,
+  READER_NOTICES,
+  readerNotice,
+} from "../src/reasons.js";
+
+// Run from build/test/: the sources sit two folders up.
+const root = new URL("../../", import.meta.url);
+const read = (name: string) => readFileSync(new URL(name, root), "utf8");
+
+describe("READER_NOTICES", () => {
+  test("has words for every reason in openapi.json, and no others", () => {
+    const openapi = JSON.parse(read("openapi.json")) as {
+      components: { schemas: { Reason: { enum: string[] } } };
+    };
+    assert.deepEqual(
+      Object.keys(READER_NOTICES).sort(),
+      [...openapi.components.schemas.Reason.enum].sort(),
+    );
+  });
+
+  test("README.md shows the same table", () => {
+    const readme = read("README.md");
+    const start = readme.indexOf("<!-- reader-notices");
+    const end = readme.indexOf("<!-- /reader-notices -->");
+    assert.ok(start >= 0 && end > start, "README.md lost its reader-notices markers");
+    const rows = readme
+      .slice(start, end)
+      .split("\n")
+      .filter((line) => line.startsWith("| `"))
+      .map((line) =>
+        line
+          .slice(1, -1)
+          .split(" | ")
+          .map((cell) => cell.trim()),
+      );
+    const expected = Object.entries(READER_NOTICES).map(([reason, n]) => [
+      `\`${reason}\``,
+      n.tone,
+      n.title,
+      n.text,
+      n.retryLater ? "yes" : "no",
+    ]);
+    assert.deepEqual(rows, expected);
+  });
+
+  test("no notice speaks the engineers' words", () => {
+    for (const [reason, n] of Object.entries(READER_NOTICES)) {
+      assert.doesNotMatch(
+        `${n.title} ${n.text}`,
+        /\b(LLM|chunk|ingest|OCR|index|lexical)\b/i,
+        reason,
+      );
+    }
+  });
+});
+
+describe("readerNotice", () => {
+  const verdict = (v: Partial<CitationVerdict>): CitationVerdict => ({
+    status: "highlighted",
+    reason: null,
+    support: "supported",
+    ...v,
+  });
+
+  test("a supported citation highlighted by the LLM needs no words", () => {
+    assert.equal(readerNotice(verdict({})), null);
+  });
+
+  test("partial support is said first, even when words chose the sentences", () => {
+    assert.equal(readerNotice(verdict({ support: "partial" })), PARTLY_SUPPORTS);
+    assert.equal(
+      readerNotice(verdict({ support: "partial", reason: "llm_busy" })),
+      PARTLY_SUPPORTS,
+    );
+  });
+
+  test("highlighted without the LLM says so", () => {
+    assert.equal(readerNotice(verdict({ reason: "llm_disabled" }))?.title, "Matched by words");
+  });
+
+  test("nothing drawn: unsupported, however it was judged", () => {
+    const unsupported = READER_NOTICES.unsupported;
+    const cases: Partial<CitationVerdict>[] = [
+      { status: "no_match", reason: "unsupported", support: "unsupported" },
+      { status: "no_match", reason: "llm_unavailable", support: "unsupported" },
+      { status: "no_match", reason: "llm_disabled", support: null },
+    ];
+    for (const c of cases) assert.equal(readerNotice(verdict(c)), unsupported, JSON.stringify(c));
+  });
+
+  test("nothing drawn for another reason: that reason's words", () => {
+    const fallback = verdict({ status: "fallback", reason: "storage_unavailable", support: null });
+    assert.equal(readerNotice(fallback), READER_NOTICES.storage_unavailable);
+    assert.equal(readerNotice(fallback)?.retryLater, true);
+    const notFound = verdict({ status: "fallback", reason: "chunk_not_found", support: null });
+    assert.equal(readerNotice(notFound)?.tone, "error");
+  });
+
+  test("a provisional stream event says the final highlights are coming", () => {
+    for (const status of ["highlighted", "no_match"] as const) {
+      const v = verdict({ status, reason: "llm_pending", support: "unsupported" });
+      assert.equal(readerNotice(v), READER_NOTICES.llm_pending);
+    }
+  });
+});
