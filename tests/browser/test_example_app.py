@@ -72,7 +72,9 @@ MEASURE = """(page) => {
       range.setStart(node, i);
       range.setEnd(node, i + 1);
       const r = range.getBoundingClientRect();
-      if (r.width > 0) chars.push({ch: node.data[i], x: r.left + r.width / 2, y: r.top + r.height / 2});
+      if (r.width > 0) {
+        chars.push({ch: node.data[i], x: r.left + r.width / 2, y: r.top + r.height / 2});
+      }
     }
     chars.push({ch: " ", x: NaN, y: NaN});
   }
@@ -106,7 +108,9 @@ def example_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("npm") is None:
         _unavailable("npm is not installed: the example app cannot be built")
     if not (FRONTEND / "node_modules" / "react-pdf-highlighter").is_dir():
-        _unavailable("frontend-contract/node_modules is missing: run `cd frontend-contract && npm ci`")
+        _unavailable(
+            "frontend-contract/node_modules is missing: run `cd frontend-contract && npm ci`"
+        )
     out = tmp_path_factory.mktemp("example-app")
     built = subprocess.run(
         ["npm", "run", "--silent", "build:example", "--", "--outdir", str(out)],
@@ -181,7 +185,9 @@ def answer(service: LiveService, app_origin: str, example_build: Path) -> dict[s
     claims, citations, sentences = [], [], {}
     for n, (document_id, sentence) in enumerate(cited, start=1):
         claims.append(f"{sentence.rstrip('.')} [{n}].")
-        citations.append({"chunk_id": _chunk_with(service, document_id, sentence), "citation_id": str(n)})
+        citations.append(
+            {"chunk_id": _chunk_with(service, document_id, sentence), "citation_id": str(n)}
+        )
         sentences[str(n)] = sentence
     missing = str(len(cited) + 1)
     claims.append(f"The ferry company was founded in 1901 [{missing}].")
@@ -218,7 +224,9 @@ def _check_citation(
     under: dict[str, str] = dict.fromkeys(ids, "")
     for number in sorted(per_page, key=lambda n: (n != first, n)):
         if number != first:  # a sentence's next page: shown when the reader scrolls to it
-            page.locator(f'.pdf-pane .page[data-page-number="{number}"]').scroll_into_view_if_needed()
+            page.locator(
+                f'.pdf-pane .page[data-page-number="{number}"]'
+            ).scroll_into_view_if_needed()
         _wait_drawn(page, ids, number, per_page[number])
         boxes = page.evaluate(MEASURE, number)
         assert len(boxes) == per_page[number], (citation["citation_id"], number, boxes)
@@ -229,14 +237,23 @@ def _check_citation(
                 page.screenshot(path=str(screenshot), full_page=True)
         for box in boxes:
             under[box["id"]] += box["text"]
+    distances = []
     for highlight_id, highlight in highlights.items():
         got, want = _letters(under[highlight_id]), _letters(highlight["text"])
+        distances.append(Levenshtein.distance(got, want))
         # Exact up to a glyph, as in test_viewer.py.
-        assert Levenshtein.distance(got, want) <= max(1, len(want) // 100), (got, want)
+        assert distances[-1] <= max(1, len(want) // 100), (got, want)
     # And the highlighted sentences are the one the answer cited.
     said = _letters("".join(h["text"] for h in citation["highlights"]))
     assert Levenshtein.normalized_similarity(said, _letters(sentence)) >= 0.9, (said, sentence)
-    return {"highlights": len(highlights), "boxes": sum(per_page.values()), "pages": len(per_page)}
+    return {
+        "citation": citation["citation_id"],
+        "highlights": len(highlights),
+        "boxes": sum(per_page.values()),
+        "pages": sorted(per_page),
+        "letters": sum(len(_letters(h["text"])) for h in highlights.values()),
+        "letters_off": sum(distances),  # edits between the words under the boxes and the API's
+    }
 
 
 @pytest.mark.parametrize(
@@ -249,10 +266,19 @@ def test_example_app_draws_each_citation_on_its_words(
         viewport={"width": width, "height": height}, is_mobile=mobile, has_touch=mobile
     )
     problems: list[str] = []
+
+    def on_console(message: Any) -> None:
+        if message.type == "error":
+            problems.append(f"console: {message.text}")
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400:
+            problems.append(f"{response.status}: {response.url}")
+
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    page.on("console", on_console)
     page.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status}: {r.url}"))
+    page.on("response", on_response)
     try:
         with page.expect_response(
             lambda r: r.url.endswith("/v2/highlights/batch") and r.request.method == "POST",
@@ -287,4 +313,5 @@ def test_example_app_draws_each_citation_on_its_words(
     finally:
         page.close()
     assert problems == [], "\n".join(problems)
-    print(width, counted)
+    # What was read back, kept beside the screenshots.
+    (SCREENSHOTS / f"example-{width}-words.json").write_text(json.dumps(counted, indent=1))

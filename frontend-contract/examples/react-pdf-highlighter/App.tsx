@@ -5,8 +5,9 @@
 import { useEffect, useRef, useState } from "react";
 import { CitationPdf } from "./CitationPdf.js";
 import type { ExampleInput } from "./input.js";
-import { fetchHighlights, readerNotice } from "./pending-main.js";
-import type { CitationResult, HighlightBatchResponse } from "./pending-main.js";
+import { fetchHighlights, readerNotice } from "../../src/index.js";
+import type { HighlightBatchResponse } from "../../src/index.js";
+import type { CitationResult } from "./pending-main.js";
 
 type Batch =
   | { state: "loading" }
@@ -43,7 +44,7 @@ export function App({ input }: { input: ExampleInput }) {
     return () => abort.abort();
   }, [input]);
 
-  const results = batch.state === "done" ? batch.response.results : [];
+  const results: CitationResult[] = batch.state === "done" ? batch.response.results : [];
   const shown = results.find((c) => c.citation_id !== null && c.citation_id === selected);
   return (
     <div className="layout">
@@ -122,7 +123,8 @@ function CitationItem(props: {
   onSelect: (citationId: string) => void;
 }) {
   const { citation } = props;
-  const notice = readerNotice(citation);
+  // TEMPORARY: `support` becomes required in the generated types (issue 32); then pass citation.
+  const notice = readerNotice({ ...citation, support: citation.support ?? null });
   const id = citation.citation_id;
   const pages =
     citation.page_start && citation.page_end && citation.page_end !== citation.page_start

@@ -17,6 +17,22 @@ type ApiHighlight = NonNullable<CitationResult["highlights"]>[number];
 // build script copies that file next to the bundle.
 const WORKER_SRC = new URL("pdf.worker.min.mjs", document.baseURI).href;
 
+/**
+ * react-pdf-highlighter 7.0.0 leaves its debounced resize handler pending when it unmounts (here:
+ * when the reader opens a citation of another PDF); when it then fires, PDF.js tries to scroll a
+ * page that is no longer in the document and logs "offsetParent is not set -- cannot scroll".
+ * The handler is a `debounce` function, which can be cancelled.
+ */
+class Highlighter extends PdfHighlighter<IHighlight> {
+  override componentWillUnmount(): void {
+    super.componentWillUnmount();
+    const pending: unknown = this.debouncedScaleValue;
+    if (typeof pending === "function" && "clear" in pending && typeof pending.clear === "function") {
+      pending.clear();
+    }
+  }
+}
+
 function toIHighlight(highlight: ApiHighlight): IHighlight {
   return {
     id: highlight.highlight_id,
@@ -48,7 +64,7 @@ export function CitationPdf(props: { pdfUrl: string; highlights: ApiHighlight[] 
       errorMessage={<p className="pdf-status notice-error">The PDF could not be opened.</p>}
     >
       {(pdfDocument) => (
-        <PdfHighlighter
+        <Highlighter
           pdfDocument={pdfDocument}
           highlights={highlights}
           // Fit the page to the pane's width: at 390 px a whole page at 100% would be unreadable.
