@@ -54,6 +54,15 @@ DRAWN = """([ids, page]) => {
     `[data-highlight-id="${id}"] .Highlight__part`).length, 0);
 }"""
 
+# Scrolls the PDF pane as a reader does to the next page: its top a quarter down the pane, under
+# the end of the page before.
+SCROLL_TO_PAGE = """(page) => {
+  const pageEl = document.querySelector(`.pdf-pane .page[data-page-number="${page}"]`);
+  const pane = document.querySelector(".PdfHighlighter");
+  const offset = pageEl.getBoundingClientRect().top - pane.getBoundingClientRect().top;
+  pane.scrollTop += offset - pane.clientHeight / 4;
+}"""
+
 # Each drawn box on one page, with the text-layer characters whose centre lies inside it (the
 # technique of test_viewer.py's MEASURE). The library puts its highlight layer inside the text
 # layer; that layer's own nodes are not the page's text.
@@ -85,7 +94,8 @@ MEASURE = """(page) => {
       id: el.closest("[data-highlight-id]").dataset.highlightId,
       text: chars.filter((c) => c.ch === " " || inside(c.x, c.y, b)).map((c) => c.ch).join(""),
       // Whether the box is inside the scrolled PDF pane, where a reader sees it.
-      shown: b.bottom > pane.top && b.top < pane.bottom && b.width > 0,
+      shown: b.bottom > pane.top && b.top < pane.bottom && b.right > pane.left &&
+        b.left < pane.right && b.width > 0,
     };
   });
 }"""
@@ -213,7 +223,7 @@ def _check_citation(
 ) -> dict[str, int]:
     """The open citation's boxes, page by page: as many as the API's rects, each over its words.
     The first page's are on screen without scrolling (the app scrolled to them); ``screenshot``
-    is taken then."""
+    is taken once all are drawn."""
     highlights = {h["highlight_id"]: h for h in citation["highlights"]}
     ids = list(highlights)
     per_page: dict[int, int] = {}
@@ -223,20 +233,20 @@ def _check_citation(
     first = citation["highlights"][0]["rects"][0]["page"]
     under: dict[str, str] = dict.fromkeys(ids, "")
     for number in sorted(per_page, key=lambda n: (n != first, n)):
-        if number != first:  # a sentence's next page: shown when the reader scrolls to it
-            page.locator(
-                f'.pdf-pane .page[data-page-number="{number}"]'
-            ).scroll_into_view_if_needed()
+        if number != first:  # a sentence's next page is drawn once it is in view
+            page.evaluate(SCROLL_TO_PAGE, number)
         _wait_drawn(page, ids, number, per_page[number])
         boxes = page.evaluate(MEASURE, number)
         assert len(boxes) == per_page[number], (citation["citation_id"], number, boxes)
         if number == first:
             assert any(b["shown"] for b in boxes), ("not scrolled to the highlight", boxes)
-            if screenshot is not None:
-                screenshot.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(screenshot), full_page=True)
         for box in boxes:
             under[box["id"]] += box["text"]
+    if screenshot is not None:
+        # What the reader sees (a full-page capture would resize the window, and the viewer
+        # would redraw during it).
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot))
     distances = []
     for highlight_id, highlight in highlights.items():
         got, want = _letters(under[highlight_id]), _letters(highlight["text"])

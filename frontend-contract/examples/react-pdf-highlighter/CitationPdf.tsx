@@ -17,13 +17,33 @@ type ApiHighlight = NonNullable<CitationResult["highlights"]>[number];
 // build script copies that file next to the bundle.
 const WORKER_SRC = new URL("pdf.worker.min.mjs", document.baseURI).href;
 
-/**
- * react-pdf-highlighter 7.0.0 leaves its debounced resize handler pending when it unmounts (here:
- * when the reader opens a citation of another PDF); when it then fires, PDF.js tries to scroll a
- * page that is no longer in the document and logs "offsetParent is not set -- cannot scroll".
- * The handler is a `debounce` function, which can be cancelled.
- */
+/** react-pdf-highlighter 7.0.0's PdfHighlighter with two fixes a reader would otherwise meet. */
 class Highlighter extends PdfHighlighter<IHighlight> {
+  /**
+   * PDF.js sizes the pages at "page-width" of the page shown first; a landscape or rotated page is
+   * then wider than a phone's pane, and the library scrolls to a highlight only vertically. Bring
+   * the highlight's middle into view across too.
+   */
+  constructor(props: ConstructorParameters<typeof PdfHighlighter<IHighlight>>[0]) {
+    super(props);
+    const scrollVertically = this.scrollTo;
+    this.scrollTo = (highlight) => {
+      scrollVertically(highlight);
+      const { container } = this.viewer;
+      const page: unknown = this.viewer.getPageView(highlight.position.pageNumber - 1)?.div;
+      if (!(page instanceof HTMLElement)) return;
+      const { x1, x2, width } = highlight.position.boundingRect;
+      const middle = page.offsetLeft + ((x1 + x2) / 2 / width) * page.clientWidth;
+      container.scrollLeft = Math.max(0, middle - container.clientWidth / 2);
+    };
+  }
+
+  /**
+   * The library leaves its debounced resize handler pending when it unmounts (here: when the
+   * reader opens a citation of another PDF); when it fires, PDF.js tries to scroll a page that
+   * is no longer in the document and logs "offsetParent is not set -- cannot scroll". The
+   * handler is a `debounce` function, which can be cancelled.
+   */
   override componentWillUnmount(): void {
     super.componentWillUnmount();
     const pending: unknown = this.debouncedScaleValue;
