@@ -20,7 +20,7 @@ _OFFICE_PREFIX = re.compile(
 # A whole title that is a program's default name for a new file, possibly numbered.
 _PLACEHOLDER = re.compile(
     r"^(?:untitled(?:\s*document)?|document|doc|book|sheet|slide|presentation|"
-    r"powerpoint\s+presentation|new\s+document|new\s+microsoft\s+word\s+document|"
+    r"powerpoint[\s-]+pr[eäé]sentation|pr[eé]sentation\s+powerpoint|new\s+document|new\s+microsoft\s+word\s+document|"
     r"microsoft\s+word\s+document|title|no\s+title|default|temp|tmp|"
     r"unbenannt|sans\s+titre|sin\s+t[ií]tulo|senza\s+titolo|"
     r"无标题|無標題|未命名|無題)"
