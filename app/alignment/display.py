@@ -32,6 +32,9 @@ from functools import lru_cache
 from app.core.scripts import CJK_TEXT_RANGES
 
 _KEPT_PREFIXES = frozenset({"self", "non", "well", "anti", "ex", "co", "cross", "half", "pre"})
+# Prefixes no word list has as words, which keep their hyphen where the joined word is not one
+# ("multi-year", "cyber-attacks"; but "multi-\nple" is "multiple").
+_BOUND_PREFIXES = frozenset({"multi", "cyber", "neuro", "socio"})
 _HYPHENS = "-\u2010\u00ad"
 # A hyphenated word broken at a line end, as stored: "parlia-\nmentary" or "parlia- mentary".
 # Tried from word starts only, the word taken whole ("\w++"): tried from inside words, a run of
@@ -88,9 +91,10 @@ def display_text(text: str, context: str = "", known: Container[str] = frozenset
     """``text`` as a reader would quote it (see the module docstring). ``context``: the text
     around it (its chunk), whose other spellings of a broken pair decide first; ``known``: a
     dictionary's lower-case words. Settled: the display form of a display form is itself."""
-    seen = context_of(context) if context else _NO_CONTEXT
 
     def join(match: re.Match[str]) -> str:
+        # The context is read only for a text that has a line-end hyphen (most have none).
+        seen = context_of(context) if context else _NO_CONTEXT
         word = match.group(1)
         return f"{word}-" if _keeps_hyphen(match, seen, known) else word
 
@@ -121,7 +125,8 @@ def _keeps_hyphen(match: re.Match[str], seen: Context, known: Container[str]) ->
     )
     if compound:  # "year-\nover-year" or "year-over-\nyear": a compound's middle
         return joined not in known
-    return word in known and rest in known and joined not in known
+    halves = (word in known or word in _BOUND_PREFIXES) and rest in known
+    return halves and joined not in known
 
 
 def _once(text: str, join: Callable[[re.Match[str]], str]) -> str:

@@ -27,6 +27,9 @@ def test_the_word_list_is_loaded_once_and_lower_case() -> None:
         ("manage-\nment discussion", "management discussion"),
         ("with-\nout notice", "without notice"),
         ("be-\ncause of", "because of"),
+        ("a multi-\nyear plan", "a multi-year plan"),
+        ("multi-\nple times", "multiple times"),
+        ("cyber-\nattacks", "cyber-attacks"),
     ],
 )
 def test_line_end_hyphens_with_the_real_word_list(stored: str, shown: str) -> None:
