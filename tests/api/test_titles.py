@@ -46,14 +46,15 @@ async def test_ingest_without_a_title_takes_the_file_name_not_the_placeholder(
     pdf = _budget_pdf(pdf_root / "county")
     result = await ingest_file(settings, pdf, "budget")
     assert result["title"] == "budget 2024"
+    assert result["chunks"] == ["budget-c0000"]
     titled = await ingest_file(settings, pdf, "budget-titled", "County Budget 2024")
     assert titled["title"] == "County Budget 2024"
     async with app_client(settings) as client:
         document = await client.get("/v2/documents/budget")
         assert document.status_code == 200, document.text
         assert document.json()["title"] == "budget 2024"
-        assert await _batch_title(client, result["chunks"][0]) == "budget 2024"
-        assert await _batch_title(client, titled["chunks"][0]) == "County Budget 2024"
+        assert await _batch_title(client, "budget-c0000") == "budget 2024"
+        assert await _batch_title(client, "budget-titled-c0000") == "County Budget 2024"
 
 
 async def test_upload_with_chunking_takes_the_title_given_or_the_document_id(
