@@ -21,6 +21,7 @@ from app.documents.schemas import (
     DocumentUpsertResult,
     PdfUploadResult,
 )
+from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
 # also takes a signed link. create_app attaches the checks.
@@ -48,7 +49,8 @@ def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
 def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut:
     return DocumentOut(
         id=document.id,
-        title=document.title,
+        # A placeholder stored before they were refused shows as the file's name (titles.py).
+        title=shown_title(document.title, document.source_path, document.id),
         source_path=document.source_path,
         sha256=document.sha256,
         page_count=document.page_count,
