@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import threading
 
-from spellchecker import SpellChecker
-
 _lock = threading.Lock()
 _words: frozenset[str] | None = None
 
@@ -19,6 +17,19 @@ def english_words() -> frozenset[str]:
     global _words
     with _lock:
         if _words is None:
+            from spellchecker import SpellChecker
+
             checker = SpellChecker(language="en", case_sensitive=False)
             _words = frozenset(checker.word_frequency.keys())
         return _words
+
+
+class _EnglishWords:
+    """``english_words()`` as a container read on first use: most batches have no sentence with
+    a line-end hyphen that the chunk's own words leave open, and they never load the list."""
+
+    def __contains__(self, word: object) -> bool:
+        return word in english_words()
+
+
+ENGLISH_WORDS = _EnglishWords()
