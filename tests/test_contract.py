@@ -17,6 +17,7 @@ from typing import Any, cast
 import httpx
 import jsonschema
 import pytest
+from pydantic import BaseModel
 
 from app.cli import SAMPLE_DOCUMENT_ID
 from app.core.errors import AppError
@@ -79,7 +80,7 @@ async def test_example_response_is_what_the_service_answers(
 # Response fields the service may leave out, and why. Every other field of every response schema
 # must be required: the service always sends it (null where the schema allows null).
 MAY_BE_LEFT_OUT = {("ErrorDetail", "details"): "error_response drops it when there are none"}
-REQUEST_MODELS = [HighlightBatchRequest, CitationIn, DocumentUpsert, ChunkIn]
+REQUEST_MODELS: list[type[BaseModel]] = [HighlightBatchRequest, CitationIn, DocumentUpsert, ChunkIn]
 CHUNK = {"id": "contract-1", "text": "The House met.", "page_start": 1, "page_end": 1}
 
 
