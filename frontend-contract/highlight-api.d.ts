@@ -532,7 +532,7 @@ export interface components {
             claims: number[];
             /**
              * Display Text
-             * @description The sentence as a person would quote it: line-break hyphens joined, ligatures spelled out (NFKC), white space collapsed.
+             * @description The sentence as a person would quote it: a word hyphenated at a line end joined, a compound's own hyphen kept (year-over-year), ligatures spelled out (NFKC), white space collapsed.
              * @default
              */
             display_text: string;
@@ -691,7 +691,7 @@ export interface components {
             source_path: string;
             /**
              * Title
-             * @description The PDF's own metadata title ('' when it has none); with chunk=true, the document's title.
+             * @description The PDF's own metadata title ('' when it has none, or only a converter's placeholder such as 'Microsoft Word - x.doc'); with chunk=true, the document's title.
              */
             title: string;
         };

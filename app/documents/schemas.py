@@ -90,8 +90,8 @@ class PdfUploadResult(ResponseModel):
     )
     page_count: int
     title: str = Field(
-        description="The PDF's own metadata title ('' when it has none); with chunk=true, the "
-        "document's title."
+        description="The PDF's own metadata title ('' when it has none, or only a converter's "
+        "placeholder such as 'Microsoft Word - x.doc'); with chunk=true, the document's title."
     )
     newly_stored: bool = Field(
         description="False when the same content was already stored (nothing was rewritten)."

@@ -170,8 +170,9 @@ class Highlight(ResponseModel):
     )
     display_text: str = Field(
         default="",
-        description="The sentence as a person would quote it: line-break hyphens joined, "
-        "ligatures spelled out (NFKC), white space collapsed.",
+        description="The sentence as a person would quote it: a word hyphenated at a line end "
+        "joined, a compound's own hyphen kept (year-over-year), ligatures spelled out (NFKC), "
+        "white space collapsed.",
     )
     start: int = Field(description="Character offset of the sentence in the chunk text.")
     end: int
