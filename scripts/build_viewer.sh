@@ -28,12 +28,21 @@ swagger="$src/node_modules/swagger-ui-dist"
 "$esbuild" "$src/viewer/viewer.css" --minify --log-level=warning --outfile="$out/viewer.css"
 cp "$src/viewer/index.html" "$out/index.html"
 
-# pdf.js's worker (the legacy build, like the bundle) and its JPEG 2000 decoder; JBIG2 and ICC
-# colour have JavaScript fallbacks, and fonts come from the PDF or the system, so those files
-# (and the 1.7 MB of CMaps for non-embedded CJK fonts) are left out to keep the output small.
-cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$pdfjs/wasm/openjpeg.wasm" "$out/"
+# pdf.js's worker (the legacy build, like the bundle) and the WebAssembly decoders it fetches
+# from the viewer's wasmUrl (/viewer/assets/): openjpeg (JPEG 2000 scans), jbig2 (JBIG2 and
+# CCITT fax scans: most scanners' black-and-white output) and qcms (ICC colour). Without one,
+# pdf.js logs a 404 and falls back to slower JavaScript, or for ICC to an approximate colour.
+# Each decoder's licence is the library's followed by pdf.js's wrapper's. Fonts come from the
+# PDF or the system, so the standard fonts (and the 1.7 MB of CMaps for non-embedded CJK fonts)
+# are left out to keep the output small.
+cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$out/"
 cp "$pdfjs/LICENSE" "$out/pdfjs-LICENSE.txt"
-cp "$pdfjs/wasm/LICENSE_OPENJPEG" "$out/openjpeg-LICENSE.txt"
+for decoder in openjpeg:OPENJPEG jbig2:JBIG2 qcms_bg:QCMS; do
+  file=${decoder%%:*} licence=${decoder##*:}
+  cp "$pdfjs/wasm/$file.wasm" "$out/"
+  cat "$pdfjs/wasm/LICENSE_$licence" "$pdfjs/wasm/LICENSE_PDFJS_$licence" \
+    >"$out/${file%_bg}-LICENSE.txt"
+done
 
 # Swagger UI for /docs, offline.
 cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui-bundle.js.LICENSE.txt" \
