@@ -28,20 +28,21 @@ swagger="$src/node_modules/swagger-ui-dist"
 "$esbuild" "$src/viewer/viewer.css" --minify --log-level=warning --outfile="$out/viewer.css"
 cp "$src/viewer/index.html" "$out/index.html"
 
-# pdf.js's worker (the legacy build, like the bundle) and the WebAssembly decoders it fetches
-# from the viewer's wasmUrl (/viewer/assets/): openjpeg (JPEG 2000 scans), jbig2 (JBIG2 and
-# CCITT fax scans: most scanners' black-and-white output) and qcms (ICC colour). Without one,
-# pdf.js logs a 404 and falls back to slower JavaScript, or for ICC to an approximate colour.
-# Each decoder's licence is the library's followed by pdf.js's wrapper's. Fonts come from the
-# PDF or the system, so the standard fonts (and the 1.7 MB of CMaps for non-embedded CJK fonts)
-# are left out to keep the output small.
+# pdf.js's worker (the legacy build, like the bundle) and the WebAssembly decoders it asks the
+# page for, at the viewer's wasmUrl (/viewer/assets/): openjpeg for JPEG 2000 scans, jbig2 for
+# JBIG2 and CCITT fax ones (most scanners' black-and-white output). Without one, pdf.js logs a
+# 404 and decodes in slower JavaScript. Each licence file is the library's, then pdf.js's
+# wrapper's. Left out: qcms_bg.wasm (ICC colour), which pdf.js only fetches when the worker
+# fetches for itself (useWorkerFetch, which wants the CMap and standard font URLs too), so ICC
+# colour spaces use their device equivalent; and the standard fonts and the 1.7 MB of CMaps for
+# non-embedded CJK fonts, since fonts come from the PDF or the system.
 cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$out/"
 cp "$pdfjs/LICENSE" "$out/pdfjs-LICENSE.txt"
-for decoder in openjpeg:OPENJPEG jbig2:JBIG2 qcms_bg:QCMS; do
-  file=${decoder%%:*} licence=${decoder##*:}
-  cp "$pdfjs/wasm/$file.wasm" "$out/"
+for decoder in openjpeg jbig2; do
+  cp "$pdfjs/wasm/$decoder.wasm" "$out/"
+  licence=$(echo "$decoder" | tr a-z A-Z)
   cat "$pdfjs/wasm/LICENSE_$licence" "$pdfjs/wasm/LICENSE_PDFJS_$licence" \
-    >"$out/${file%_bg}-LICENSE.txt"
+    >"$out/$decoder-LICENSE.txt"
 done
 
 # Swagger UI for /docs, offline.

@@ -233,6 +233,10 @@ def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any
     page = browser.new_page(viewport={"width": 1000, "height": 1200})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # A decoder pdf.js asks for and does not get (jbig2.wasm for the JBIG2 scan) is a 404 here.
+    page.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status}: {r.url}"))
     try:
         page.goto(service.url + result["viewer_link"])
         got = page.evaluate(MEASURE)
