@@ -33,6 +33,7 @@ from tests.browser.test_viewer import (
     _citation,
     _env,
     _letters,
+    watch_for_failures,
 )
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import write_fax_scan_pdf
@@ -60,7 +61,8 @@ FAX = Case("scan-fax", "fax", 1, FAX_SENTENCE, scanned=True)
 HEADER = """() => {
   const header = document.querySelector("header");
   const shown = (el) => el.checkVisibility();
-  const controls = [...header.querySelectorAll("button, input, output, #page-count, #highlight-status")];
+  const named = "button, input, output, #page-count, #highlight-status";
+  const controls = [...header.querySelectorAll(named)];
   const title = document.getElementById("title");
   const centre = (el) => { const b = el.getBoundingClientRect(); return (b.top + b.bottom) / 2; };
   const row = [title, ...controls.filter(shown)].map(centre);
@@ -126,10 +128,7 @@ def _opened(browser: Any, url: str, device: dict[str, Any]) -> Iterator[Any]:
     context = browser.new_context(**device)
     page = context.new_page()
     problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(f"thrown: {e}"))
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status}: {r.url}"))
+    watch_for_failures(page, problems)
     try:
         page.goto(url)
         state = page.evaluate("window.__viewer.ready")
@@ -164,7 +163,6 @@ def test_phone_header_is_one_row_with_the_claims_readable(
     first = result["highlights"][0]["highlight_id"]
     with _opened(browser, service.url + result["viewer_link"], PHONE) as page:
         header = page.evaluate(HEADER)
-        print(f"phone header: {header['height']:.0f} px of {header['viewport']}")
         assert header["height"] / header["viewport"] <= HEADER_SHARE, header
         # One row: the title and every control shown are centred on the same line.
         assert header["rowSpread"] <= 4, header
@@ -218,14 +216,15 @@ def test_desktop_header_keeps_every_control_and_the_key_hint(
     result = _citation(service, CLAIMED)
     with _opened(browser, service.url + result["viewer_link"], DESKTOP) as page:
         header = page.evaluate(HEADER)
-        print(f"desktop header: {header['height']:.0f} px of {header['viewport']}")
         assert [c for c in ON_PHONE_ROW + IN_MENU if not header["shown"][c]] == [], header
         assert not header["shown"]["toolbar-more"], header
         assert header["keys"], "the key hint is gone from the desktop"
         _assert_rects_on_words(page, result)
         _shot(page, "desktop-1280-claims")
     # A touch screen as wide (a tablet, a touch laptop): the same controls, no key hint.
-    with _opened(browser, service.url + result["viewer_link"], {**DESKTOP, "has_touch": True}) as page:
+    with _opened(
+        browser, service.url + result["viewer_link"], {**DESKTOP, "has_touch": True}
+    ) as page:
         header = page.evaluate(HEADER)
         assert [c for c in ON_PHONE_ROW + IN_MENU if not header["shown"][c]] == [], header
         assert not header["keys"], "the key hint shows on a touch screen"
@@ -249,8 +248,10 @@ def test_a_fax_coded_scan_finds_its_wasm_decoders(browser: Any, service: LiveSer
         # The worker's requests are the page's too: the decoders' answers are seen here.
         page.on(
             "response",
-            lambda r: r.url.endswith(".wasm")
-            and wasm.setdefault(r.url.rsplit("/", 1)[1], (r.status, r.headers["content-type"])),
+            lambda r: (
+                r.url.endswith(".wasm")
+                and wasm.setdefault(r.url.rsplit("/", 1)[1], (r.status, r.headers["content-type"]))
+            ),
         )
         page.reload()
         assert page.evaluate("window.__viewer.ready")["status"] == "ready"
