@@ -21,7 +21,12 @@ from app.api.routing import gated
 from app.api.viewer import mount_viewer
 from app.core import tracing
 from app.core.config import Settings, get_settings
-from app.core.errors import error_responses, install_error_handlers
+from app.core.errors import (
+    RESPONSE_HEADERS,
+    error_responses,
+    header_refs,
+    install_error_handlers,
+)
 from app.core.security import Scope
 from app.db.session import (
     describe_database,
@@ -31,6 +36,19 @@ from app.services import open_services
 
 if TYPE_CHECKING:  # openai takes a second to import; it is loaded when an LLM client is built
     import openai
+
+
+HEADER_ID = "X-Request-ID"
+EXPOSED_HEADERS = [
+    "Retry-After",
+    HEADER_ID,
+    "ETag",
+    "X-Highlight-Cache",
+    "X-Preview-Scale",
+    "Accept-Ranges",
+    "Content-Range",
+    "Content-Length",
+]
 
 
 def _include_routers(app: FastAPI, settings: Settings) -> None:
@@ -81,6 +99,7 @@ def _with_stream_event_schemas(app: FastAPI) -> None:
         for name, definition in extra.get("$defs", {}).items():
             components.setdefault(name, definition)
         _drop_stream_wide_schemas(schema)
+        _with_response_headers(schema)
         app.openapi_schema = schema
         return schema
 
@@ -96,6 +115,17 @@ def _drop_stream_wide_schemas(schema: dict[str, Any]) -> None:
                 stream = response.get("content", {}).get("text/event-stream")
                 if stream and "itemSchema" in stream:
                     stream.pop("schema", None)
+
+
+def _with_response_headers(schema: dict[str, Any]) -> None:
+    """The headers responses refer to (core/errors.py), and X-Request-ID on every response of
+    every operation: the middleware adds it to every answer, errors included."""
+    schema["components"]["headers"] = dict(RESPONSE_HEADERS)
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            for response in operation.get("responses", {}).values():
+                # A new dict: the routes' own header dicts may be shared between responses.
+                response["headers"] = {**response.get("headers", {}), **header_refs(HEADER_ID)}
 
 
 def describe_service(settings: Settings) -> str:
@@ -161,7 +191,13 @@ def create_app(
             CORSMiddleware,
             allow_origins=settings.cors_allow_origins,
             allow_methods=["GET", "POST", "PUT"],
-            allow_headers=["Authorization", "Content-Type"],
+            # Range: PDF.js asks for parts of the PDF once it reads Accept-Ranges (exposed
+            # below), and a refused preflight would fail the page. X-Request-ID: a frontend
+            # may send its own, to find the request in the service's log.
+            allow_headers=["Authorization", "Content-Type", "Range", "If-None-Match", HEADER_ID],
+            # What a browser script may read beyond the safelisted headers: the wait before
+            # asking again, the id to quote, the cache validators and hit, the PDF's ranges.
+            expose_headers=EXPOSED_HEADERS,
             max_age=600,
         )
     # Added last, so outermost but for Starlette's error middleware: it sees every request,

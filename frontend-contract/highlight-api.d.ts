@@ -293,7 +293,7 @@ export interface components {
             /** Page Start */
             page_start: number;
             /** Text */
-            text?: string | null;
+            text: string | null;
         };
         /**
          * CitationEvent
@@ -337,42 +337,47 @@ export interface components {
              * Claims
              * @description The spans of the answer this citation's markers close, in answer order; empty when none of its markers is in the answer (its highlights then support the answer as a whole).
              */
-            claims?: components["schemas"]["Claim"][];
+            claims: components["schemas"]["Claim"][];
             /** Document Id */
             document_id: string | null;
             /** Document Title */
-            document_title?: string | null;
+            document_title: string | null;
             /**
              * Highlights
              * @description In reading order: by page, then by position in the chunk's text.
              */
-            highlights?: components["schemas"]["Highlight"][];
+            highlights: components["schemas"]["Highlight"][];
             /**
              * Link
              * @description Plain PDF link at the best page (…/pdf#page=N), absolute when the service has a public base URL; null only for unknown chunks.
              */
             link: string | null;
             /** Message */
-            message?: string | null;
+            message: string | null;
             /** Page End */
-            page_end?: number | null;
+            page_end: number | null;
             /** Page Start */
-            page_start?: number | null;
+            page_start: number | null;
+            /**
+             * Pdf Url
+             * @description The document's PDF to load in a viewer (PDF.js getDocument, react-pdf-highlighter's url): link without its #page=N fragment, so nothing has to be cut off a string. Relative (/v2/documents/{id}/pdf) unless the service has a public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries a signature (expires, signature) that lets a browser GET it without a token until it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null exactly when link is null (an unknown chunk).
+             */
+            pdf_url: string | null;
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
             status: components["schemas"]["CitationStatus"];
             /** @description Whether the chunk supports what it is cited for: its claims (supported when it supports every one, unsupported when none, else partial), or the whole answer when it has none. unsupported: nothing is highlighted (status no_match, reason unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it could not be judged: an unknown chunk, a chunk without text. */
-            support?: components["schemas"]["Support"] | null;
+            support: components["schemas"]["Support"] | null;
             /**
              * Support Score
              * @description How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the share of the claim's telling words and figures its highlighted sentences show (weighed by how rare each is in the document); from the LLM, 1 supported, 0.5 partial, 0 unsupported. Not the highlights' score, which is placement confidence.
              */
-            support_score?: number | null;
+            support_score: number | null;
             /**
              * Viewer Link
              * @description The reference viewer (GET /viewer) showing this citation's highlights, with its first 3 claims above the page and its verdict on each, 'Supports: …' or 'Partly supports: …' (claim and support parameters, each claim cut to 300 characters; display-only, outside the signature); null when there are no highlights.
              */
-            viewer_link?: string | null;
+            viewer_link: string | null;
         };
         /**
          * CitationStatus
@@ -392,12 +397,12 @@ export interface components {
             /** Start */
             start: number;
             /** @description Whether the chunk supports this claim; null when the chunk has no text to judge. */
-            support?: components["schemas"]["Support"] | null;
+            support: components["schemas"]["Support"] | null;
             /**
              * Support Score
              * @description How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the share of the claim's telling words and figures its highlighted sentences show (weighed by how rare each is in the document); from the LLM, 1 supported, 0.5 partial, 0 unsupported. Not the highlights' score, which is placement confidence.
              */
-            support_score?: number | null;
+            support_score: number | null;
             /**
              * Text
              * @description answer[start:end]: the claim without its marker.
@@ -519,15 +524,15 @@ export interface components {
              * Boxes
              * @description One rectangle per page enclosing the highlight's lines on it, for viewers that draw a single block.
              */
-            boxes?: components["schemas"]["Rect"][];
+            boxes: components["schemas"]["Rect"][];
             /**
              * Claims
              * @description Indexes into the citation's claims of the claims this sentence was chosen for; empty when the citation has no claims (it supports the answer as a whole). Only in a batch answer: a highlight fetched by id belongs to no one answer.
              */
-            claims?: number[];
+            claims: number[];
             /**
              * Display Text
-             * @description The sentence as a person would quote it: line-break hyphens joined, ligatures spelled out (NFKC), white space collapsed.
+             * @description The sentence as a person would quote it: a word hyphenated at a line end joined, a compound's own hyphen kept (year-over-year), ligatures spelled out (NFKC), white space collapsed.
              * @default
              */
             display_text: string;
@@ -654,17 +659,17 @@ export interface components {
              * Changed
              * @description chunk=true: False when the document already was this PDF with these chunks.
              */
-            changed?: boolean | null;
+            changed: boolean | null;
             /**
              * Chunks
              * @description chunk=true: the document's chunks (ids and pages).
              */
-            chunks?: components["schemas"]["ChunkOut"][] | null;
+            chunks: components["schemas"]["ChunkOut"][] | null;
             /**
              * Created
              * @description chunk=true: whether the document was new.
              */
-            created?: boolean | null;
+            created: boolean | null;
             /** Document Id */
             document_id: string;
             /**
@@ -686,7 +691,7 @@ export interface components {
             source_path: string;
             /**
              * Title
-             * @description The PDF's own metadata title ('' when it has none); with chunk=true, the document's title.
+             * @description The PDF's own metadata title ('' when it has none, or only a converter's placeholder such as 'Microsoft Word - x.doc'); with chunk=true, the document's title.
              */
             title: string;
         };
@@ -775,7 +780,14 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description On a 206, the part sent (bytes first-last/size); on a 416, bytes *\/size. */
+        "Content-Range": string;
+        /** @description Seconds to wait before asking again (on every 503). */
+        "Retry-After": number;
+        /** @description This request's id: the caller's X-Request-ID when it is at most 128 letters, digits and ._:- characters, else a new one. Every log line of the request carries it: quote it in a bug report. */
+        "X-Request-ID": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -796,11 +808,12 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
-                    "Cache-Control"?: string;
+                    "Cache-Control": string;
                     /** @description Hash of this answer. */
-                    ETag?: string;
+                    ETag: string;
                     /** @description hit: answered from the result cache; miss: computed now. */
-                    "X-Highlight-Cache"?: "hit" | "miss";
+                    "X-Highlight-Cache": "hit" | "miss";
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -810,6 +823,7 @@ export interface operations {
             /** @description The request body is larger than the service accepts. */
             413: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -819,6 +833,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -828,6 +843,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -848,15 +865,18 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description The database cannot be used. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -877,6 +897,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -897,15 +918,18 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Not ready: problems says why (shutting down, database, storage). */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -931,6 +955,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -940,6 +965,7 @@ export interface operations {
             /** @description Not found. */
             404: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -949,6 +975,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -958,6 +985,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -984,6 +1013,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -993,6 +1023,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1002,6 +1033,7 @@ export interface operations {
             /** @description Conflicts with what is stored. */
             409: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1011,6 +1043,7 @@ export interface operations {
             /** @description The request body is larger than the service accepts. */
             413: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1020,6 +1053,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1029,6 +1063,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,8 +1096,11 @@ export interface operations {
             /** @description The page, highlights drawn, at the scale in X-Preview-Scale: lower than asked when the image would exceed HIGHLIGHT_PREVIEW_MAX_PIXELS */
             200: {
                 headers: {
+                    "Cache-Control": string;
+                    ETag: string;
                     /** @description Pixels per PDF point the page was rendered at. */
                     "X-Preview-Scale"?: number;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1071,6 +1110,9 @@ export interface operations {
             /** @description Not modified (If-None-Match) */
             304: {
                 headers: {
+                    "Cache-Control": string;
+                    ETag: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1078,6 +1120,7 @@ export interface operations {
             /** @description Not found. */
             404: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1087,6 +1130,7 @@ export interface operations {
             /** @description Conflicts with what is stored. */
             409: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1096,6 +1140,7 @@ export interface operations {
             /** @description It existed, but no longer applies: its document changed since (code pdf_changed). */
             410: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1105,6 +1150,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1114,6 +1160,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1141,6 +1189,12 @@ export interface operations {
             /** @description The stored PDF */
             200: {
                 headers: {
+                    /** @description bytes: Range requests are served (PDF.js loads large PDFs in parts). */
+                    "Accept-Ranges": "bytes";
+                    "Cache-Control": string;
+                    /** @description The content's SHA-256, quoted ("<hex>"); a file changed since it was ingested gets a validator of its own. */
+                    ETag: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1150,6 +1204,13 @@ export interface operations {
             /** @description Part of it (Range) */
             206: {
                 headers: {
+                    /** @description bytes: Range requests are served (PDF.js loads large PDFs in parts). */
+                    "Accept-Ranges": "bytes";
+                    "Cache-Control": string;
+                    "Content-Range": components["headers"]["Content-Range"];
+                    /** @description The content's SHA-256, quoted ("<hex>"); a file changed since it was ingested gets a validator of its own. */
+                    ETag: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1159,6 +1220,9 @@ export interface operations {
             /** @description Not modified (If-None-Match) */
             304: {
                 headers: {
+                    "Cache-Control": string;
+                    ETag: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1166,6 +1230,7 @@ export interface operations {
             /** @description Not found. */
             404: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1175,6 +1240,7 @@ export interface operations {
             /** @description Conflicts with what is stored. */
             409: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1184,6 +1250,8 @@ export interface operations {
             /** @description The requested byte range is not in the file. */
             416: {
                 headers: {
+                    "Content-Range": components["headers"]["Content-Range"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1193,6 +1261,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1202,6 +1271,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1235,6 +1306,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,6 +1316,7 @@ export interface operations {
             /** @description Stored (with chunk=true: created) */
             201: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1253,6 +1326,7 @@ export interface operations {
             /** @description Conflicts with what is stored. */
             409: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1262,6 +1336,7 @@ export interface operations {
             /** @description The request body is larger than the service accepts. */
             413: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1271,6 +1346,7 @@ export interface operations {
             /** @description The body is not of the media type the route takes (Content-Type). */
             415: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1280,6 +1356,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1289,6 +1366,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1313,11 +1392,12 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
-                    "Cache-Control"?: string;
+                    "Cache-Control": string;
                     /** @description Hash of this answer. */
-                    ETag?: string;
+                    ETag: string;
                     /** @description hit: answered from the result cache; miss: computed now. */
-                    "X-Highlight-Cache"?: "hit" | "miss";
+                    "X-Highlight-Cache": "hit" | "miss";
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1327,6 +1407,7 @@ export interface operations {
             /** @description The request body is larger than the service accepts. */
             413: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1336,6 +1417,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1345,6 +1427,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1369,6 +1453,7 @@ export interface operations {
             /** @description One event per citation, then a summary. */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1378,6 +1463,7 @@ export interface operations {
             /** @description The request body is larger than the service accepts. */
             413: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1387,6 +1473,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1396,6 +1483,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1507,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1427,6 +1517,7 @@ export interface operations {
             /** @description Not found. */
             404: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1436,6 +1527,7 @@ export interface operations {
             /** @description Conflicts with what is stored. */
             409: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1445,6 +1537,7 @@ export interface operations {
             /** @description It existed, but no longer applies: its document changed since (code pdf_changed). */
             410: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1454,6 +1547,7 @@ export interface operations {
             /** @description The request is malformed or unusable; error.message names the field and the fix. */
             422: {
                 headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1463,6 +1557,8 @@ export interface operations {
             /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
                 };
                 content: {

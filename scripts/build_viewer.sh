@@ -28,12 +28,22 @@ swagger="$src/node_modules/swagger-ui-dist"
 "$esbuild" "$src/viewer/viewer.css" --minify --log-level=warning --outfile="$out/viewer.css"
 cp "$src/viewer/index.html" "$out/index.html"
 
-# pdf.js's worker (the legacy build, like the bundle) and its JPEG 2000 decoder; JBIG2 and ICC
-# colour have JavaScript fallbacks, and fonts come from the PDF or the system, so those files
-# (and the 1.7 MB of CMaps for non-embedded CJK fonts) are left out to keep the output small.
-cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$pdfjs/wasm/openjpeg.wasm" "$out/"
+# pdf.js's worker (the legacy build, like the bundle) and the WebAssembly decoders it asks the
+# page for, at the viewer's wasmUrl (/viewer/assets/): openjpeg for JPEG 2000 scans, jbig2 for
+# JBIG2 and CCITT fax ones (most scanners' black-and-white output). Without one, pdf.js logs a
+# 404 and decodes in slower JavaScript. Each licence file is the library's, then pdf.js's
+# wrapper's. Left out: qcms_bg.wasm (ICC colour), which pdf.js only fetches when the worker
+# fetches for itself (useWorkerFetch, which wants the CMap and standard font URLs too), so ICC
+# colour spaces use their device equivalent; and the standard fonts and the 1.7 MB of CMaps for
+# non-embedded CJK fonts, since fonts come from the PDF or the system.
+cp "$pdfjs/legacy/build/pdf.worker.min.mjs" "$out/"
 cp "$pdfjs/LICENSE" "$out/pdfjs-LICENSE.txt"
-cp "$pdfjs/wasm/LICENSE_OPENJPEG" "$out/openjpeg-LICENSE.txt"
+for decoder in openjpeg jbig2; do
+  cp "$pdfjs/wasm/$decoder.wasm" "$out/"
+  licence=$(echo "$decoder" | tr a-z A-Z)
+  cat "$pdfjs/wasm/LICENSE_$licence" "$pdfjs/wasm/LICENSE_PDFJS_$licence" \
+    >"$out/$decoder-LICENSE.txt"
+done
 
 # Swagger UI for /docs, offline.
 cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui-bundle.js.LICENSE.txt" \

@@ -10,7 +10,7 @@ from app.api.body_limit import BodyLimit
 from app.api.deps import HIGHLIGHT_ID, DocumentsDep, HighlightsDep, LinksDep, StoredDep
 from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
-from app.core.errors import error_responses
+from app.core.errors import error_responses, header_refs
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
 from app.documents.links import PdfLinks
 from app.documents.models import Document
@@ -21,6 +21,7 @@ from app.documents.schemas import (
     DocumentUpsertResult,
     PdfUploadResult,
 )
+from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
 # also takes a signed link. create_app attaches the checks.
@@ -48,7 +49,8 @@ def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
 def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut:
     return DocumentOut(
         id=document.id,
-        title=document.title,
+        # A placeholder stored before they were refused shows as the file's name (titles.py).
+        title=shown_title(document.title, document.source_path, document.id),
         source_path=document.source_path,
         sha256=document.sha256,
         page_count=document.page_count,
@@ -188,13 +190,38 @@ async def get_document(
     return _out(await documents.get(document_id), links, include_text)
 
 
+_STRING = {"required": True, "schema": {"type": "string"}}
+_PDF_HEADERS = {
+    "ETag": {
+        **_STRING,
+        "description": 'The content\'s SHA-256, quoted ("<hex>"); a file changed since it was '
+        "ingested gets a validator of its own.",
+    },
+    "Accept-Ranges": {
+        "description": "bytes: Range requests are served (PDF.js loads large PDFs in parts).",
+        "required": True,
+        "schema": {"type": "string", "enum": ["bytes"]},
+    },
+    "Cache-Control": _STRING,
+}
+_NOT_MODIFIED_HEADERS = {"ETag": _STRING, "Cache-Control": _STRING}
+
+
 @files.get(
     "/{document_id}/pdf",
     response_class=FileResponse,
     responses={
-        200: {"content": {"application/pdf": {}}, "description": "The stored PDF"},
-        206: {"content": {"application/pdf": {}}, "description": "Part of it (Range)"},
-        304: {"description": "Not modified (If-None-Match)"},
+        200: {
+            "content": {"application/pdf": {}},
+            "description": "The stored PDF",
+            "headers": _PDF_HEADERS,
+        },
+        206: {
+            "content": {"application/pdf": {}},
+            "description": "Part of it (Range)",
+            "headers": {**_PDF_HEADERS, **header_refs("Content-Range")},
+        },
+        304: {"description": "Not modified (If-None-Match)", "headers": _NOT_MODIFIED_HEADERS},
         **error_responses(404, 409, 416, 422, 503),
     },
 )
@@ -245,10 +272,11 @@ HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
                 "X-Preview-Scale": {
                     "description": "Pixels per PDF point the page was rendered at.",
                     "schema": {"type": "number"},
-                }
+                },
+                **_NOT_MODIFIED_HEADERS,
             },
         },
-        304: {"description": "Not modified (If-None-Match)"},
+        304: {"description": "Not modified (If-None-Match)", "headers": _NOT_MODIFIED_HEADERS},
         **error_responses(404, 409, 410, 422, 503),
     },
 )

@@ -13,11 +13,13 @@ from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.deps import EngineDep, HighlightsDep, SettingsDep, StorageDep
+from app.core.errors import header_refs
+from app.core.fields import ResponseModel
 from app.db.migrate import head_revisions, known_revisions
 from app.pdfs.storage import PdfStorage
 
@@ -25,20 +27,23 @@ router = APIRouter(tags=["health"])
 log = logging.getLogger(__name__)
 # A probe that hangs is worse than one that fails: Kubernetes' default probe timeout is 1 s.
 CHECK_TIMEOUT_S = 2.0
+# Every 503 of the service says when to ask again; a probe's too, for clients that honour it.
+RETRY_AFTER = {"Retry-After": "5"}
+NOT_READY_HEADERS = header_refs("Retry-After")
 
 
-class Health(BaseModel):
+class Health(ResponseModel):
     status: Literal["ok", "degraded"]
     database: Literal["ok", "unreachable"]
     llm_provider: str
     llm_model: str | None
 
 
-class Liveness(BaseModel):
+class Liveness(ResponseModel):
     status: Literal["alive"]
 
 
-class Readiness(BaseModel):
+class Readiness(ResponseModel):
     status: Literal["ready", "not_ready"]
     database: Literal["ok", "unreachable", "not_migrated"]
     storage: Literal["ok", "unreachable", "read_only"] = Field(
@@ -67,7 +72,17 @@ async def _database_ok(engine: AsyncEngine) -> bool:
     return True
 
 
-@router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
+@router.get(
+    "/healthz",
+    response_model=Health,
+    responses={
+        503: {
+            "model": Health,
+            "description": "The database cannot be used.",
+            "headers": NOT_READY_HEADERS,
+        }
+    },
+)
 async def health(engine: EngineDep, settings: SettingsDep) -> JSONResponse:
     ok = await _database_ok(engine)
     body = Health(
@@ -76,7 +91,9 @@ async def health(engine: EngineDep, settings: SettingsDep) -> JSONResponse:
         llm_provider=settings.llm_provider,
         llm_model=settings.llm_model or None,
     )
-    return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
+    if ok:
+        return JSONResponse(body.model_dump())
+    return JSONResponse(body.model_dump(), status_code=503, headers=RETRY_AFTER)
 
 
 @router.get("/livez", response_model=Liveness)
@@ -119,7 +136,17 @@ async def _storage_check(storage: PdfStorage) -> tuple[StorageState, str]:
     return ("read_only", problem) if problem else ("ok", "")
 
 
-@router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={
+        503: {
+            "model": Readiness,
+            "description": "Not ready: problems says why (shutting down, database, storage).",
+            "headers": NOT_READY_HEADERS,
+        }
+    },
+)
 async def readyz(
     engine: EngineDep, storage_dep: StorageDep, highlights: HighlightsDep
 ) -> JSONResponse:
@@ -139,4 +166,6 @@ async def readyz(
         shutting_down=shutting_down,
         problems=problems,
     )
-    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+    if ready:
+        return JSONResponse(body.model_dump())
+    return JSONResponse(body.model_dump(), status_code=503, headers=RETRY_AFTER)

@@ -50,10 +50,11 @@ _DESCRIPTION = (
     "without asking the LLM again; ETag changes whenever the answer does."
 )
 _HEADERS = {
-    "ETag": {"description": "Hash of this answer.", "schema": {"type": "string"}},
-    "Cache-Control": {"schema": {"type": "string"}},
+    "ETag": {"description": "Hash of this answer.", "required": True, "schema": {"type": "string"}},
+    "Cache-Control": {"required": True, "schema": {"type": "string"}},
     "X-Highlight-Cache": {
         "description": "hit: answered from the result cache; miss: computed now.",
+        "required": True,
         "schema": {"type": "string", "enum": ["hit", "miss"]},
     },
 }

@@ -202,19 +202,58 @@ _DESCRIPTIONS = {
 }
 
 
+# Response headers a client reads, as OpenAPI header objects: main.py puts them in the document's
+# components.headers, responses refer to them. X-Request-ID is on every response
+# (api/middleware.py); main.py declares it on every operation's every response.
+RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
+    "Retry-After": {
+        "description": "Seconds to wait before asking again (on every 503).",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "X-Request-ID": {
+        "description": "This request's id: the caller's X-Request-ID when it is at most 128 "
+        "letters, digits and ._:- characters, else a new one. Every log line of the request "
+        "carries it: quote it in a bug report.",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "Content-Range": {
+        "description": "On a 206, the part sent (bytes first-last/size); on a 416, bytes */size.",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+}
+
+
+def header_refs(*names: str) -> dict[str, dict[str, str]]:
+    return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
+
+
+# The headers every answer of a status carries (AppError.headers; RangeNotInFile's).
+_STATUS_HEADERS = {
+    416: header_refs("Content-Range"),
+    503: header_refs("Retry-After"),
+}
+
+
 def error_responses(*statuses: int, streaming: bool = False) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` for the error statuses a route can return, all as ErrorBody.
-    ``streaming``: the route answers text/event-stream, but its errors are still JSON (they are
-    sent before a stream starts), so the content type is spelled out instead of inherited."""
-    if streaming:
-        json_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
-        return {
-            status: {"description": _DESCRIPTIONS[status], "content": json_body}
-            for status in statuses
-        }
-    return {
-        status: {"model": ErrorBody, "description": _DESCRIPTIONS[status]} for status in statuses
-    }
+    """OpenAPI ``responses`` for the error statuses a route can return, all as ErrorBody, with
+    the headers each status always carries (a 503's Retry-After). ``streaming``: the route
+    answers text/event-stream, but its errors are still JSON (they are sent before a stream
+    starts), so the content type is spelled out instead of inherited."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        if streaming:
+            json_body = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
+            response: dict[str, Any] = {"content": {"application/json": json_body}}
+        else:
+            response = {"model": ErrorBody}
+        response["description"] = _DESCRIPTIONS[status]
+        if status in _STATUS_HEADERS:
+            response["headers"] = _STATUS_HEADERS[status]
+        responses[status] = response
+    return responses
 
 
 def error_response(

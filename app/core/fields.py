@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 NO_NUL_PATTERN = r"^[^\x00]*$"
 # Ids: the database columns (and the migrations that made them) are this wide.
@@ -40,3 +40,14 @@ StorableText = Annotated[
 # the published schema and the service refuse the same strings.
 NON_BLANK_PATTERN = r"^[^\x00]*[^\x00\s][^\x00]*$"
 VisibleText = Annotated[str, Field(pattern=NON_BLANK_PATTERN), AfterValidator(_storable)]
+
+
+class ResponseModel(BaseModel):
+    """A model the service only sends. A field with a default is still sent every time (the
+    service never drops unset or null fields from these), so the OpenAPI document lists it as
+    required (nullable when it may be null): generated clients then type it as always there.
+    Pydantic applies this to the serialization schema only, which is the one FastAPI publishes
+    for responses; parsing (a cached answer, a stored highlight) still fills in the defaults.
+    Not for a model whose fields may be left out (``ErrorDetail.details``)."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)

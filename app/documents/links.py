@@ -89,8 +89,13 @@ class PdfLinks:
         """The PDF as a document's record names it: for callers holding a token, so unsigned."""
         return self._pdf_path(document_id)
 
+    def pdf_file(self, document_id: str) -> str:
+        """The PDF as a batch result's ``pdf_url`` names it: signed when auth is on (a reader's
+        browser opens it), without a page."""
+        return f"{self._pdf_path(document_id)}{self.signed_query(document_id)}"
+
     def pdf(self, document_id: str, page: int) -> str:
-        return f"{self._pdf_path(document_id)}{self.signed_query(document_id)}#page={page}"
+        return f"{self.pdf_file(document_id)}#page={page}"
 
     def pinned_pdf(self, document_id: str, sha256: str) -> str:
         """The PDF only if it still is the content ``sha256`` (409 ``pdf_changed`` otherwise):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, StorableText
+from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
 from app.pdfs.storage import source_path_problem
 
 
@@ -56,7 +56,7 @@ class DocumentUpsert(BaseModel):
         return value
 
 
-class ChunkOut(BaseModel):
+class ChunkOut(ResponseModel):
     id: str
     ordinal: int
     page_start: int
@@ -64,7 +64,7 @@ class ChunkOut(BaseModel):
     text: str | None = None
 
 
-class DocumentOut(BaseModel):
+class DocumentOut(ResponseModel):
     id: str
     title: str
     source_path: str
@@ -79,7 +79,7 @@ class DocumentUpsertResult(DocumentOut):
     changed: bool = Field(description="False when the request matched what was stored.")
 
 
-class PdfUploadResult(BaseModel):
+class PdfUploadResult(ResponseModel):
     """A stored PDF upload; with ``chunk=true``, also the document made of it."""
 
     document_id: str
@@ -90,8 +90,8 @@ class PdfUploadResult(BaseModel):
     )
     page_count: int
     title: str = Field(
-        description="The PDF's own metadata title ('' when it has none); with chunk=true, the "
-        "document's title."
+        description="The PDF's own metadata title ('' when it has none, or only a converter's "
+        "placeholder such as 'Microsoft Word - x.doc'); with chunk=true, the document's title."
     )
     newly_stored: bool = Field(
         description="False when the same content was already stored (nothing was rewritten)."

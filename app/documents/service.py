@@ -37,6 +37,7 @@ from app.pdfs.errors import PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.indexing import cached_index, index_or_refuse
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
+from app.pdfs.titles import name_title, title_from_name
 
 log = logging.getLogger(__name__)
 # A racing identical write loses at most once per competitor; three tries cover a burst.
@@ -119,7 +120,7 @@ async def _upsert(
         )
         for i, c in enumerate(body.chunks)
     ]
-    title = body.title or facts.title or Path(body.source_path).stem
+    title = body.title or facts.title or name_title(body.source_path, document_id)
     source_path = storage.normalize(body.source_path)
     document = await repository.get_document(session, document_id)
     created = document is None
@@ -174,10 +175,13 @@ def plan_ingest(
     facts = _inspect(storage, data, hashlib.sha256(data).hexdigest(), pdf_path.name)
     chunks = _chunks_of(storage, cache, data, facts.sha256, pdf_path.name, doc_id)
     relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
-    # A title given by the caller wins over the PDF's metadata, which is often empty or a
-    # word processor's placeholder ("Microsoft Word - draft3.docx").
+    # A title given by the caller wins over the PDF's metadata, which is empty when it was a
+    # word processor's placeholder ("Microsoft Word - draft3.docx"; pdfs/titles.py); then the
+    # file's name, "budget_2024.pdf" read as "budget 2024".
     body = DocumentUpsert(
-        title=title or facts.title or pdf_path.stem, source_path=relative, chunks=chunks
+        title=title or facts.title or title_from_name(pdf_path.name),
+        source_path=relative,
+        chunks=chunks,
     )
     return IngestPlan(doc_id, body, facts)
 

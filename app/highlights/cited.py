@@ -173,6 +173,7 @@ class CitedChunk:
             page_start=chunk.page_start,
             page_end=chunk.page_end,
             link=None,
+            pdf_url=None,
             claims=judged,
             highlights=highlights,
         )

@@ -19,6 +19,7 @@ from app.alignment.geometry import page_boxes, points
 from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
 from app.core import metrics
+from app.highlights.dictionary import ENGLISH_WORDS
 from app.highlights.results import pending_message
 from app.highlights.schemas import Highlight, NormalizedRect, Reason, Rect
 from app.pdfs.errors import (
@@ -154,7 +155,8 @@ def _highlight(
         highlight_id=highlight_id(job, sentence, rects),
         sentence_id=sentence.index,
         text=sentence.text,
-        display_text=display_text(sentence.text),
+        # The chunk's other spellings of a pair broken at a line end decide before the dictionary.
+        display_text=display_text(sentence.text, job.chunk_text, ENGLISH_WORDS),
         start=sentence.start,
         end=sentence.end,
         page=found.page,

@@ -14,6 +14,7 @@ once per dialect and then taken from SQLAlchemy's statement cache.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, cast
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # each dialect's module imported by a process that uses it, b
 from app.documents.models import Chunk, Document
 from app.highlights.cited import StoredChunk
 from app.highlights.models import CachedResult, StoredHighlight
+from app.pdfs.titles import shown_title
 
 _chunk = cast(Table, Chunk.__table__)
 _document = cast(Table, Document.__table__)
@@ -101,7 +103,14 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
     if not chunk_ids:
         return {}
     rows = session.execute(_CHUNKS_BY_ID, {"ids": list(set(chunk_ids))})
-    return {row[0]: StoredChunk(*row) for row in rows}
+    return {row[0]: _shown(StoredChunk(*row)) for row in rows}
+
+
+def _shown(chunk: StoredChunk) -> StoredChunk:
+    """A document stored before placeholder titles were refused ("Microsoft Word - x.doc")
+    shows its file's name instead (pdfs/titles.py)."""
+    title = shown_title(chunk.document_title, chunk.source_path, chunk.document_id)
+    return chunk if title == chunk.document_title else replace(chunk, document_title=title)
 
 
 def document_texts(session: Session, document_ids: Collection[str]) -> dict[str, list[str]]:

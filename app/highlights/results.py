@@ -2,9 +2,9 @@
 an unknown chunk, the batch's status, and links. A stored chunk's result is built by its record
 (cited.py).
 
-Results are built without links: links depend on who asks (signatures when
-auth is on, the public base URL) and are added last (``with_links``), so a cached answer serves
-every caller.
+Results are built without links: links (``link``, ``pdf_url``, ``viewer_link``) depend on who
+asks (signatures when auth is on, the public base URL) and are added last (``with_links``), so a
+cached answer serves every caller, and one cached before a link field existed gets it too.
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ def not_found(chunk_id: str, citation_id: str | None) -> CitationResult:
         reason=Reason.chunk_not_found,
         message=MESSAGES[Reason.chunk_not_found],
         link=None,
+        pdf_url=None,
     )
 
 
@@ -113,11 +114,14 @@ def batch_status(results: list[CitationResult]) -> BatchStatus:
     return "partial" if highlighted else "fallback"
 
 
-def link_of(result: CitationResult, links: PdfLinks) -> str | None:
+def pdf_links_of(result: CitationResult, links: PdfLinks) -> tuple[str | None, str | None]:
+    """``pdf_url`` and ``link`` (the same URL at the best page), both null for an unknown
+    chunk. One signature for both: a second would expire a second later across a clock tick."""
     if result.document_id is None:
-        return None
+        return None, None
     page = result.highlights[0].page if result.highlights else result.page_start or 1
-    return links.pdf(result.document_id, page)
+    pdf_url = links.pdf_file(result.document_id)
+    return pdf_url, f"{pdf_url}#page={page}"
 
 
 def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
@@ -137,8 +141,9 @@ def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
 
 
 def with_links(response: HighlightBatchResponse, links: PdfLinks) -> HighlightBatchResponse:
-    results = [
-        r.model_copy(update={"link": link_of(r, links), "viewer_link": viewer_link_of(r, links)})
-        for r in response.results
-    ]
+    results = []
+    for r in response.results:
+        pdf_url, link = pdf_links_of(r, links)
+        update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer_link_of(r, links)}
+        results.append(r.model_copy(update=update))
     return response.model_copy(update={"results": results})

@@ -7,7 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.fields import CHUNK_ID_MAX, CITATION_ID_MAX, StorableText, VisibleText
+from app.core.fields import (
+    CHUNK_ID_MAX,
+    CITATION_ID_MAX,
+    ResponseModel,
+    StorableText,
+    VisibleText,
+)
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -97,7 +103,7 @@ class Reason(StrEnum):
     llm_invalid_output = "llm_invalid_output"
 
 
-class Rect(BaseModel):
+class Rect(ResponseModel):
     """One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,
     after the page's /Rotate)."""
 
@@ -108,7 +114,7 @@ class Rect(BaseModel):
     y1: float
 
 
-class NormalizedRect(BaseModel):
+class NormalizedRect(ResponseModel):
     """The same rectangle in fractions (0-1) of its own page's displayed width and height, for
     viewers that lay pages out at any size."""
 
@@ -127,7 +133,7 @@ SUPPORT_SCORE = (
 )
 
 
-class Claim(BaseModel):
+class Claim(ResponseModel):
     """A span of the answer that a citation's marker closes: the sentence or clause before it.
     Offsets are Unicode code points into the request's answer (Python string indices); JavaScript
     strings index UTF-16 code units, hence ``utf16_start`` / ``utf16_end`` (they differ only after
@@ -151,7 +157,7 @@ class Claim(BaseModel):
     )
 
 
-class Highlight(BaseModel):
+class Highlight(ResponseModel):
     highlight_id: str = Field(
         description="Stable id: the same document content, chunk and sentence offsets always "
         "give the same id (GET /v2/highlights/{highlight_id}, the viewer and page previews "
@@ -164,8 +170,9 @@ class Highlight(BaseModel):
     )
     display_text: str = Field(
         default="",
-        description="The sentence as a person would quote it: line-break hyphens joined, "
-        "ligatures spelled out (NFKC), white space collapsed.",
+        description="The sentence as a person would quote it: a word hyphenated at a line end "
+        "joined, a compound's own hyphen kept (year-over-year), ligatures spelled out (NFKC), "
+        "white space collapsed.",
     )
     start: int = Field(description="Character offset of the sentence in the chunk text.")
     end: int
@@ -192,7 +199,7 @@ class Highlight(BaseModel):
     normalized_rects: list[NormalizedRect]
 
 
-class CitationResult(BaseModel):
+class CitationResult(ResponseModel):
     citation_id: str | None
     chunk_id: str
     document_id: str | None
@@ -218,6 +225,18 @@ class CitationResult(BaseModel):
         description="Plain PDF link at the best page (…/pdf#page=N), absolute when the service "
         "has a public base URL; null only for unknown chunks."
     )
+    # A default only so that answers cached before the field existed still parse: links are
+    # never cached, with_links fills this in on every answer.
+    pdf_url: str | None = Field(
+        default=None,
+        description="The document's PDF to load in a viewer (PDF.js getDocument, "
+        "react-pdf-highlighter's url): link without its #page=N fragment, so nothing has to "
+        "be cut off a string. Relative (/v2/documents/{id}/pdf) unless the service has a "
+        "public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries "
+        "a signature (expires, signature) that lets a browser GET it without a token until "
+        "it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null "
+        "exactly when link is null (an unknown chunk).",
+    )
     claims: list[Claim] = Field(
         default_factory=list,
         description="The spans of the answer this citation's markers close, in answer order; "
@@ -237,7 +256,7 @@ class CitationResult(BaseModel):
     )
 
 
-class HighlightBatchResponse(BaseModel):
+class HighlightBatchResponse(ResponseModel):
     status: Literal["complete", "partial", "fallback"] = Field(
         description="complete: every citation highlighted; partial: some; fallback: none."
     )
@@ -246,7 +265,7 @@ class HighlightBatchResponse(BaseModel):
     results: list[CitationResult]
 
 
-class CitationEvent(BaseModel):
+class CitationEvent(ResponseModel):
     """Data of a ``citation`` event of POST /v2/highlights/stream."""
 
     index: int = Field(description="Position of the citation in the request's citations.")
@@ -257,7 +276,7 @@ class CitationEvent(BaseModel):
     citation: CitationResult
 
 
-class BatchSummary(BaseModel):
+class BatchSummary(ResponseModel):
     """Data of the ``summary`` event, the last event of POST /v2/highlights/stream."""
 
     status: Literal["complete", "partial", "fallback"]
@@ -268,7 +287,7 @@ class BatchSummary(BaseModel):
     cached: bool = Field(description="The answer came from the result cache.")
 
 
-class StoredHighlightOut(BaseModel):
+class StoredHighlightOut(ResponseModel):
     """A highlight by id, as the reference viewer and page previews use it."""
 
     highlight_id: str

@@ -28,6 +28,7 @@ from app.highlights.errors import (
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
 from app.pdfs.storage import PdfStorage
+from app.pdfs.titles import shown_title
 from app.pdfs.workers import PdfJobFailed
 
 # A preview waits this long for a free render slot before it is answered 503 busy.
@@ -101,7 +102,7 @@ class StoredHighlights:
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
-            document_title=document.title,
+            document_title=shown_title(document.title, document.source_path, document.id),
             chunk_id=row.chunk_id,
             pdf_sha256=row.document_sha256,
             pdf_url=links.pinned_pdf(document.id, row.document_sha256),

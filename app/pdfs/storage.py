@@ -40,6 +40,7 @@ from app.pdfs.errors import (
 )
 from app.pdfs.pdf import open_pdf
 from app.pdfs.structure import cut_short, lost_pages
+from app.pdfs.titles import usable_title
 from app.pdfs.workers import PdfWorkers
 
 if TYPE_CHECKING:  # PyMuPDF is imported where a PDF is opened: in the PDF workers
@@ -149,7 +150,9 @@ def inspect_pdf(data: bytes | Path, name: str) -> tuple[int, str]:
                 "is not in the file; send the whole file"
             )
         title = " ".join(clean_extracted(str((doc.metadata or {}).get("title") or "")).split())
-        return page_count, title[:500]
+        # A converter's placeholder ("Microsoft Word - x.doc") is no title: the caller's or the
+        # file name's is used instead (titles.py).
+        return page_count, (usable_title(title) or "")[:500]
 
 
 def _check_pages(doc: pymupdf.Document, page_count: int, name: str) -> None:

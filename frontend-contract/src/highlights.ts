@@ -32,8 +32,8 @@ import type { components } from "../highlight-api.js";
 export type ApiRect = components["schemas"]["Rect"];
 
 /**
- * The fields of a Highlight this module reads. Declared structurally so it compiles against the
- * generated types before and after they gain `highlight_id` / `normalized_rects`.
+ * The fields of a Highlight this module reads: a Highlight of the API fits it. normalized_rects
+ * may be left out, for geometry from elsewhere: the points are used then.
  */
 export interface HighlightGeometry {
   page: number;
@@ -43,28 +43,15 @@ export interface HighlightGeometry {
   normalized_rects?: ApiRect[] | null;
 }
 
-/** A Highlight as the service returns it, with the fields the generator will add. */
-export type Highlight = components["schemas"]["Highlight"] & {
-  highlight_id: string;
-  normalized_rects: ApiRect[];
-};
+/** A Highlight as the service returns it (every field always there). */
+export type Highlight = components["schemas"]["Highlight"];
 
-/** GET /v2/highlights/{highlight_id}: one highlight with what a viewer needs to show it. */
-export interface HighlightResponse {
-  highlight_id: string;
-  document_id: string;
-  document_title: string;
-  chunk_id: string;
-  /** SHA-256 of the PDF content the rectangles belong to. */
-  pdf_sha256: string;
-  /**
-   * The PDF pinned to that content ("/v2/documents/<id>/pdf?sha256=…"): answered 409
-   * `pdf_changed` once the file or the document changed, so old rectangles are never drawn on
-   * a new file. With auth on, add the viewer's expires/signature.
-   */
-  pdf_url: string;
-  highlight: Highlight;
-}
+/**
+ * GET /v2/highlights/{highlight_id}: one highlight with what a viewer needs to show it; its
+ * pdf_url is pinned to pdf_sha256 (409 `pdf_changed` once the file or the document changed, so
+ * old rectangles are never drawn on a new file) and signed when auth is on.
+ */
+export type HighlightResponse = components["schemas"]["StoredHighlightOut"];
 
 /** What this module needs from a PDF.js `PageViewport` (a real one satisfies it). */
 export interface ViewportLike {

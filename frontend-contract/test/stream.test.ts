@@ -13,13 +13,22 @@ import {
 } from "../src/stream.js";
 import { gate, serve } from "./http-server.js";
 
+// Every field: the generated type requires each one the service always sends.
 const citation = (status: CitationResult["status"], text: string): CitationResult => ({
   chunk_id: "doc-c0001",
   citation_id: "1",
   document_id: "doc",
+  document_title: "Doc",
   link: "/v2/documents/doc/pdf#page=1",
+  pdf_url: "/v2/documents/doc/pdf",
+  viewer_link: null,
   reason: null,
   status,
+  support: null,
+  support_score: null,
+  page_start: 1,
+  page_end: 1,
+  claims: [],
   highlights: [],
   message: text,
 });

@@ -19,8 +19,8 @@ import { fitWidthScale, Navigator } from "./navigation.js";
 import { PageView } from "./page-view.js";
 
 // The legacy build runs in browsers a few years old too: a viewer link goes to any reader.
-// The worker and openjpeg.wasm (JPEG 2000 scans) sit beside this bundle in /viewer/assets/,
-// copied there by scripts/build_viewer.sh.
+// The worker and the wasm decoders pdf.js asks for at wasmUrl (openjpeg.wasm, jbig2.wasm) sit
+// beside this bundle in /viewer/assets/, copied there by scripts/build_viewer.sh.
 const ASSETS = new URL("./", import.meta.url).href;
 GlobalWorkerOptions.workerSrc = `${ASSETS}pdf.worker.min.mjs`;
 

@@ -29,6 +29,7 @@ const controls = () => ({
   highlightPrev: $<HTMLButtonElement>("highlight-prev"),
   highlightStatus: $("highlight-status"),
   highlightNext: $<HTMLButtonElement>("highlight-next"),
+  more: $<HTMLButtonElement>("toolbar-more"),
 });
 
 /** Where the reader is, kept across a zoom: a point of a page, as fractions of its size. */
@@ -213,6 +214,11 @@ export class Navigator {
     ui.zoomFit.addEventListener("click", () => this.zoomTo(this.fitScale(), true));
     ui.highlightPrev.addEventListener("click", () => this.step(-1));
     ui.highlightNext.addEventListener("click", () => this.step(1));
+    ui.more.addEventListener("click", () => {
+      const open = ui.more.getAttribute("aria-expanded") !== "true";
+      ui.more.setAttribute("aria-expanded", String(open));
+      ui.toolbar.classList.toggle("open", open);
+    });
     document.addEventListener("keydown", (e) => this.onKey(e));
     window.addEventListener("scroll", () => this.schedule(), { passive: true });
     let resized = 0;
@@ -352,12 +358,14 @@ export class Navigator {
     ui.zoomIn.disabled = this.scale >= MAX_SCALE - 1e-9;
     const n = this.stops.length;
     ui.highlightPrev.disabled = ui.highlightNext.disabled = n === 0;
-    ui.highlightStatus.textContent =
-      n === 0
-        ? "No highlights"
-        : this.currentHighlight === 0
-          ? `${n} highlight${n === 1 ? "" : "s"}`
-          : `Highlight ${this.currentHighlight} of ${n}`;
+    // On a phone "Highlight 2 of 3" is "2 of 3" (viewer.css hides the first word there).
+    const word = document.createElement("span");
+    word.className = "wide-only";
+    word.textContent = "Highlight ";
+    if (n === 0) ui.highlightStatus.replaceChildren("No highlights");
+    else if (this.currentHighlight === 0)
+      ui.highlightStatus.replaceChildren(`${n} highlight${n === 1 ? "" : "s"}`);
+    else ui.highlightStatus.replaceChildren(word, `${this.currentHighlight} of ${n}`);
     // A button disabled under the keyboard's focus would drop the focus to the page's start.
     const pairs: [HTMLButtonElement, HTMLButtonElement][] = [
       [ui.pagePrev, ui.pageNext],

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.alignment.display import display_text
+from app.alignment.display import context_of, display_text
+
+# A stand-in for the English word list (app/highlights/dictionary.py), small enough to read.
+KNOWN = frozenset(
+    "year over state of the art long term self evident parliamentary any one anyone with out "
+    "without cross border".split()
+)
 
 
 @pytest.mark.parametrize(
@@ -33,6 +39,54 @@ def test_display_text(stored: str, shown: str) -> None:
     assert display_text(stored) == shown
 
 
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        # A compound broken at either of its hyphens keeps both.
+        ("a year-\nover-year rise", "a year-over-year rise"),
+        ("a year-over-\nyear rise", "a year-over-year rise"),
+        ("a year- over-year rise", "a year-over-year rise"),
+        ("state-\nof-the-art", "state-of-the-art"),
+        ("state-of-\nthe-art", "state-of-the-art"),
+        ("state-of-the-\nart", "state-of-the-art"),
+        # Two words the dictionary knows, and not their join.
+        ("the long-\nterm debt", "the long-term debt"),
+        # The dictionary knows the joined word: the typesetter's hyphen.
+        ("any-\none who asks", "anyone who asks"),
+        ("with-\nout notice", "without notice"),
+        ("the parlia-\nmentary session", "the parliamentary session"),
+        ("a self-\nevident truth", "a self-evident truth"),
+        ("in fiscal 2023-\nend balances", "in fiscal 2023-end balances"),  # no word "2023end"
+    ],
+)
+def test_line_end_hyphens_with_a_dictionary(stored: str, shown: str) -> None:
+    assert display_text(stored, known=KNOWN) == shown
+
+
+@pytest.mark.parametrize(
+    ("stored", "context", "shown"),
+    [
+        # The chunk writes the pair with a hyphen inside a line: a compound.
+        ("the risk-\nfree rate", "a risk-free rate of 4%", "the risk-free rate"),
+        # ... or joined: the line end's hyphen is the typesetter's, whatever the dictionary says.
+        ("the long-\nterm view", "our longterm view", "the longterm view"),
+        ("a year-\nover-year rise", "the yearover figure", "a yearover-year rise"),
+        # The pieces of the broken word itself are no evidence.
+        ("the risk-\nfree rate", "the risk-\nfree rate", "the riskfree rate"),
+    ],
+)
+def test_line_end_hyphens_from_the_context(stored: str, context: str, shown: str) -> None:
+    assert display_text(stored, context, KNOWN) == shown
+
+
+def test_the_context_reads_words_and_pairs_written_inside_a_line() -> None:
+    seen = context_of("a year-\nover-year rise, state-of-the-art o\ufb03ces and parlia- mentary")
+    assert ("over", "year") in seen.pairs
+    assert ("year", "over") not in seen.pairs
+    assert {"rise", "state", "art", "offices", "year"} <= seen.words
+    assert not {"parlia", "mentary", "yearover"} & seen.words
+
+
 @given(st.text(alphabet="ab- \n\ufb01\u00ad勞工。", max_size=60))
 def test_display_text_is_settled_and_tidy(stored: str) -> None:
     shown = display_text(stored)
@@ -50,3 +104,16 @@ def test_long_runs_are_read_once() -> None:
     # no timing is asserted, the result is.
     assert display_text("a" * 20_000) == "a" * 20_000
     assert display_text("ab-\n" * 5_000) == "ab" * 5_000 + "-"  # the last has no next line
+
+
+@given(
+    st.text(alphabet="abo- \n2", max_size=40),
+    st.text(alphabet="abo- \n", max_size=40),
+    st.frozensets(st.sampled_from(["a", "b", "ab", "ba", "bo", "oba", "o"])),
+)
+def test_settled_with_any_context_and_dictionary(
+    stored: str, context: str, known: frozenset[str]
+) -> None:
+    shown = display_text(stored, context, known)
+    assert display_text(shown, context, known) == shown
+    assert "\n" not in shown

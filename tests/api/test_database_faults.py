@@ -37,9 +37,11 @@ async def _assert_unavailable(client: Any) -> None:
     assert put.headers["retry-after"]
     highlights = await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN))
     assert highlights.status_code == 503, highlights.text
+    assert int(highlights.headers["retry-after"]) >= 1
     health = await client.get("/healthz")
     assert health.status_code == 503
     assert health.json()["database"] == "unreachable"
+    assert int(health.headers["retry-after"]) >= 1
 
 
 async def test_deleted_sqlite_file_is_503_and_not_recreated_empty(

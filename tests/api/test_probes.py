@@ -109,6 +109,7 @@ async def test_not_ready_once_shutdown_begins(
         ready = await client.get("/readyz")
         live = await client.get("/livez")
     assert ready.status_code == 503
+    assert int(ready.headers["retry-after"]) >= 1
     assert ready.json()["shutting_down"] is True
     assert ready.json()["problems"] == ["shutting down"]
     assert live.status_code == 200

@@ -229,10 +229,28 @@ def _check_scanned_words(browser: Any, service: LiveService, result: dict[str, A
         page.close()
 
 
+def watch_for_failures(page: Any, problems: list[str]) -> None:
+    """Puts in ``problems`` what ``page`` throws, logs as an error, or asks for and does not
+    get: a decoder pdf.js asks for and is not served (jbig2.wasm for a scan) is a 404 here."""
+
+    def console(message: Any) -> None:
+        if message.type == "error":
+            problems.append(f"console: {message.text}")
+
+    def response(answer: Any) -> None:
+        if answer.status >= 400:
+            problems.append(f"{answer.status}: {answer.url}")
+
+    page.on("pageerror", lambda e: problems.append(f"thrown: {e}"))
+    page.on("console", console)
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
+    page.on("response", response)
+
+
 def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any]) -> None:
     page = browser.new_page(viewport={"width": 1000, "height": 1200})
     errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    watch_for_failures(page, errors)
     try:
         page.goto(service.url + result["viewer_link"])
         got = page.evaluate(MEASURE)
