@@ -1,7 +1,7 @@
 // Bundles the react-pdf-highlighter example with esbuild:
 //   node examples/build.mjs [--outdir DIR] [--production]
 // DIR (default build/example, gitignored) gets index.html, main.js, main.css, the images the CSS
-// uses and PDF.js's worker. Serve DIR with any static server; see examples/README.md.
+// uses, PDF.js's worker and input.json (the answer to show). Serve DIR with any static server; see examples/README.md.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -39,4 +39,6 @@ await esbuild.build({
 const fromHighlighter = createRequire(createRequire(import.meta.url).resolve("react-pdf-highlighter"));
 copyFileSync(fromHighlighter.resolve("pdfjs-dist/build/pdf.worker.min.mjs"), join(outdir, "pdf.worker.min.mjs"));
 copyFileSync(join(source, "index.html"), join(outdir, "index.html"));
+// The answer the page shows unless its URL names another (?input=other.json): the README's demo.
+copyFileSync(join(source, "input.json"), join(outdir, "input.json"));
 console.log(`example built in ${outdir}`);

@@ -7,7 +7,7 @@ import { CitationPdf } from "./CitationPdf.js";
 import type { ExampleInput } from "./input.js";
 import { fetchHighlights, readerNotice } from "../../src/index.js";
 import type { HighlightBatchResponse } from "../../src/index.js";
-import type { CitationResult } from "./pending-main.js";
+import type { CitationResult } from "../../src/index.js";
 
 type Batch =
   | { state: "loading" }
@@ -80,17 +80,16 @@ export function App({ input }: { input: ExampleInput }) {
 }
 
 function OpenCitation({ baseUrl, citation }: { baseUrl: string; citation: CitationResult }) {
-  const highlights = citation.highlights ?? [];
-  const pdfUrl = citation.pdf_url ?? citation.link?.split("#")[0];
-  if (!pdfUrl) return <p className="pdf-status">This source has no PDF.</p>;
+  // null only for a chunk the service does not know (and then nothing is highlighted either).
+  if (citation.pdf_url === null) return <p className="pdf-status">This source has no PDF.</p>;
   // pdf_url is relative unless the service has HIGHLIGHT_PUBLIC_BASE_URL: resolve it against
   // the service, not against this page's origin.
-  const url = new URL(pdfUrl, `${baseUrl}/`).href;
-  return <CitationPdf key={url} pdfUrl={url} highlights={highlights} />;
+  const url = new URL(citation.pdf_url, `${baseUrl}/`).href;
+  return <CitationPdf key={url} pdfUrl={url} highlights={citation.highlights} />;
 }
 
 function hasHighlights(citation: CitationResult): boolean {
-  return (citation.highlights ?? []).length > 0;
+  return citation.highlights.length > 0;
 }
 
 /** The answer as text, its markers as buttons that open their citation. */
@@ -123,8 +122,7 @@ function CitationItem(props: {
   onSelect: (citationId: string) => void;
 }) {
   const { citation } = props;
-  // TEMPORARY: `support` becomes required in the generated types (issue 32); then pass citation.
-  const notice = readerNotice({ ...citation, support: citation.support ?? null });
+  const notice = readerNotice(citation);
   const id = citation.citation_id;
   const pages =
     citation.page_start && citation.page_end && citation.page_end !== citation.page_start

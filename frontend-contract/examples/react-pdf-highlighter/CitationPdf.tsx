@@ -8,9 +8,9 @@ import { useEffect, useMemo, useRef } from "react";
 import { Highlight, PdfHighlighter, PdfLoader } from "react-pdf-highlighter";
 import type { IHighlight } from "react-pdf-highlighter";
 import { toScaledPosition } from "../../src/index.js";
-import type { CitationResult } from "./pending-main.js";
+import type { CitationResult } from "../../src/index.js";
 
-type ApiHighlight = NonNullable<CitationResult["highlights"]>[number];
+type ApiHighlight = CitationResult["highlights"][number];
 
 // The worker must be the build of the pdfjs-dist that react-pdf-highlighter itself imports (its
 // own nested 4.x, not another copy in the app): PDF.js refuses a worker of another version. The
@@ -57,9 +57,10 @@ function toIHighlight(highlight: ApiHighlight): IHighlight {
   return {
     id: highlight.highlight_id,
     position: toScaledPosition(highlight),
-    content: { text: highlight.text },
-    // The library's Highlight shows `comment.emoji` beside the box; the sentence is the comment.
-    comment: { text: highlight.display_text, emoji: "" },
+    // display_text: the sentence as a reader quotes it (line-end hyphens joined).
+    content: { text: highlight.display_text },
+    // The library's Highlight shows `comment.emoji` beside the box: nothing to show there.
+    comment: { text: "", emoji: "" },
   };
 }
 
