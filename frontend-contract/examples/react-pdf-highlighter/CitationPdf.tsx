@@ -17,7 +17,7 @@ type ApiHighlight = CitationResult["highlights"][number];
 // build script copies that file next to the bundle.
 const WORKER_SRC = new URL("pdf.worker.min.mjs", document.baseURI).href;
 
-/** react-pdf-highlighter 7.0.0's PdfHighlighter with two fixes a reader would otherwise meet. */
+/** react-pdf-highlighter 7.0.0's PdfHighlighter, with three fixes for what a reader would meet. */
 class Highlighter extends PdfHighlighter<IHighlight> {
   /**
    * PDF.js sizes the pages at "page-width" of the page shown first; a landscape or rotated page is
@@ -36,6 +36,18 @@ class Highlighter extends PdfHighlighter<IHighlight> {
       const middle = page.offsetLeft + ((x1 + x2) / 2 / width) * page.clientWidth;
       container.scrollLeft = Math.max(0, middle - container.clientWidth / 2);
     };
+  }
+
+  /**
+   * The library draws into a page's text layer as soon as PDF.js has made it, before PDF.js puts
+   * it in the page; asked to draw again meanwhile, it starts a second React root on the same
+   * element (React warns). Skip the page until its text layer is in the document: PDF.js's
+   * "textlayerrendered", which comes after, has the library draw it then.
+   */
+  override findOrCreateHighlightLayer(page: number): Element | null {
+    const textLayer: unknown = this.viewer.getPageView(page - 1)?.textLayer?.div;
+    if (!(textLayer instanceof HTMLElement) || !textLayer.isConnected) return null;
+    return super.findOrCreateHighlightLayer(page);
   }
 
   /**
