@@ -8,13 +8,14 @@ Stored text keeps what the PDF's text layer says, so that offsets into the chunk
 - joins a word hyphenated at a line end: a hyphen (or soft hyphen) after a letter, then white
   space that holds a line break or was one (a hyphen then one space, between lower-case letters),
   then a lower-case letter, unless the evidence says the hyphen is a compound's own
-  ("year-\\nover-year" must not read "yearover-year"). In order: a prefix that keeps its hyphen
-  in English ("self-", "non-", "well-") or a suspended hyphen ("short- and long-term") stays;
-  the context (the chunk) writing the pair with a hyphen inside a line keeps it, writing the
-  joined word joins it; a break inside a longer compound ("year-\\nover-year",
-  "year-over-\\nyear") keeps it, unless the dictionary knows the joined word; a dictionary
-  that knows both halves and not the joined word ("long", "term", no "longterm") keeps it;
-  anything else joins, as most line-end hyphens are the typesetter's;
+  ("year-\\nover-year" must not read "yearover-year"). In order: a suspended hyphen ("short-
+  and long-term") and one after digits stay; the context (the chunk) writing the joined word
+  joins it, writing the pair with a hyphen inside a line keeps it; a prefix that keeps its
+  hyphen in English ("self-", "non-", "well-") keeps it unless the dictionary knows the joined
+  word ("ex-\\npected" is "expected", "self-\\nevident" stays); a break inside a longer
+  compound ("year-\\nover-year", "year-over-\\nyear") keeps it, unless the dictionary knows the
+  joined word; a dictionary that knows both halves and not the joined word ("long", "term", no
+  "longterm") keeps it; anything else joins, as most line-end hyphens are the typesetter's;
 - writes ligatures as their letters (NFKC of the Alphabetic Presentation Forms only: NFKC of the
   whole text would also turn a Chinese "，" into ",");
 - drops soft hyphens elsewhere, and collapses white space to one space, or to none between two
@@ -66,20 +67,21 @@ class Context:
 
 @lru_cache(maxsize=64)  # one chunk's text serves each of its highlights
 def context_of(text: str) -> Context:
-    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    # Lower-cased before it is read: offsets into the lower-case text index that text ("İ"
+    # lower-cases to two characters).
+    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text).lower()
     words: set[str] = set()
     pairs: set[tuple[str, str]] = set()
-    for match in _TOKEN.finditer(text.lower()):
+    for match in _TOKEN.finditer(text):
         parts = match.group().replace("\u2010", "-").split("-")
         pairs.update(zip(parts, parts[1:], strict=False))
         start, end = match.span()
-        broken_before = text[max(0, start - 8) : start].rstrip()[-1:] in _HYPHENS and (
-            start > 0 and text[start - 1].isspace()
-        )
-        if broken_before:
-            parts = parts[1:]
-        if text[end : end + 1] in _HYPHENS:
-            parts = parts[:-1]
+        before = text[max(0, start - 64) : start].rstrip()[-1:]  # a window: O(1) per word
+        if before and before in _HYPHENS and text[start - 1].isspace():
+            parts = parts[1:]  # the second piece of a word broken at a line end
+        after = text[end : end + 1]
+        if after and after in _HYPHENS:
+            parts = parts[:-1]  # the first piece
         words.update(parts)
     return Context(frozenset(words), frozenset(pairs))
 
@@ -108,17 +110,19 @@ def display_text(text: str, context: str = "", known: Container[str] = frozenset
 
 def _keeps_hyphen(match: re.Match[str], seen: Context, known: Container[str]) -> bool:
     word = match.group(1).lower()
-    if word in _KEPT_PREFIXES or not word.isalpha():  # "2023-\nend" is no word "2023end"
+    if not word.isalpha():  # "2023-\nend" is no word "2023end"
         return True
     after = _CONTINUATION.match(match.string, match.end())
     if after is None:  # the pattern saw a letter there
-        return False
+        return word in _KEPT_PREFIXES
     rest = after.group(1).lower()
     joined = word + rest
     if joined in seen.words:
         return False
     if (word, rest) in seen.pairs:
         return True
+    if word in _KEPT_PREFIXES:  # "self-\nevident" stays; "ex-\npected" is "expected"
+        return joined not in known
     start = match.start()
     compound = after.group(2) or (
         start > 1 and match.string[start - 1] in "-\u2010" and match.string[start - 2].isalnum()

@@ -88,12 +88,14 @@ def _insert_statement(dialect: str, table: str) -> Executable:
         statement = lite.insert(_TABLES[table])
     if table != "highlight":
         return statement.on_conflict_do_nothing()
-    # Insert, or fill a forgotten row again (its document went back to that content); a row that
-    # holds its rectangles is left as it is (an id is a hash of everything the row holds).
+    # Insert, or fill a forgotten row again (its document went back to that content). The id
+    # hashes the content, chunk, offsets and rectangles, not how the text is shown: a row written
+    # before display_text changed (a line-end hyphen rule) takes the new form; an identical row
+    # is left alone, so a batch's rows cost no write the second time.
     return statement.on_conflict_do_update(
         index_elements=[_highlight.c.id],
         set_={"data": statement.excluded.data},
-        where=_highlight.c.data == FORGOTTEN,
+        where=(_highlight.c.data == FORGOTTEN) | (_highlight.c.data != statement.excluded.data),
     )
 
 
@@ -149,9 +151,9 @@ async def prune_responses(session: AsyncSession, older_than: datetime) -> None:
 
 
 def store_highlights(session: Session, rows: list[dict[str, object]]) -> None:
-    """Insert-or-ignore (an id is a hash of everything the row holds; a forgotten row is filled
-    again), in id order: two batches storing overlapping highlights then take their row locks in
-    the same order and cannot deadlock each other (on PostgreSQL they did, in request order)."""
+    """Insert, or update a forgotten row or one whose shown form changed, in id order: two
+    batches storing overlapping highlights then take their row locks in the same order and
+    cannot deadlock each other (on PostgreSQL they did, in request order)."""
     if rows:
         ordered = sorted(rows, key=lambda row: str(row["id"]))
         session.execute(_insert_or_ignore(session, "highlight"), ordered)

@@ -24,7 +24,7 @@ _PLACEHOLDER = re.compile(
     r"microsoft\s+word\s+document|title|no\s+title|default|temp|tmp|"
     r"unbenannt|sans\s+titre|sin\s+t[ií]tulo|senza\s+titolo|"
     r"无标题|無標題|未命名|無題)"
-    r"(?:[\s_-]*\(?\d+\)?)?(?:\s*-\s*\w+)?$",
+    r"(?:[\s_-]*\(?\d+\)?)?$",
     re.IGNORECASE,
 )
 # A file name: "report_final.docx", "scan0001.pdf", "deck.key".
@@ -33,6 +33,8 @@ _FILE_NAME = re.compile(
     r"indd|pages|key|numbers|pub|vsdx?|wpd|xps|tiff?|jpe?g|png)$",
     re.IGNORECASE,
 )
+# What follows an Office prefix when it is the converter's: the file's name (spaces allowed).
+_NAMED_FILE = re.compile(_FILE_NAME.pattern.replace(r"^[^\s/\\]*", r"^.*"), re.IGNORECASE)
 # "C:\Users\...", "/home/x/...", "\\server\share\...", "file:///...".
 _PATH = re.compile(r"^(?:[a-z]:[\\/]|\\\\|/|file:/|~/)", re.IGNORECASE)
 # The name an upload is stored under (storage.content_key): its hash, which names nothing.
@@ -45,13 +47,25 @@ def usable_title(title: str | None) -> str | None:
     if title is None:
         return None
     cleaned = " ".join(title.split())
-    if not any(c.isalpha() for c in cleaned):  # "", "2023", "---"
+    if not any(c.isalnum() for c in cleaned):  # "", "---"; "1984" is a title
         return None
-    if _OFFICE_PREFIX.match(cleaned) or _PLACEHOLDER.match(cleaned):
+    if converter_placeholder(cleaned) or _PLACEHOLDER.match(cleaned):
         return None
     if _PATH.match(cleaned) or _FILE_NAME.match(cleaned):
         return None
     return cleaned
+
+
+def converter_placeholder(title: str) -> bool:
+    """Word's, PowerPoint's or Excel's own /Title: "Microsoft Word - " and the file's name or a
+    default name ("Microsoft Word - Document1"). Nobody names a document so on purpose;
+    "Microsoft Excel - the missing manual" is a book."""
+    cleaned = " ".join(title.split())
+    prefix = _OFFICE_PREFIX.match(cleaned)
+    if prefix is None:
+        return False
+    rest = cleaned[prefix.end() :].strip()
+    return not rest or bool(_NAMED_FILE.match(rest) or _PLACEHOLDER.match(rest))
 
 
 def title_from_name(name: str) -> str:
@@ -62,10 +76,14 @@ def title_from_name(name: str) -> str:
 
 
 def shown_title(stored: str, source_path: str, document_id: str) -> str:
-    """The title to show for a stored document: its title unless that is a placeholder (a
-    document stored before placeholders were refused), else its file's name, else its id. A PDF
-    uploaded through the API is stored by its hash, whose name says nothing."""
-    return stored if usable_title(stored) is not None else name_title(source_path, document_id)
+    """The title to show for a stored document: its title unless that is an Office converter's
+    (a document ingested before metadata placeholders were refused), else its file's name, else
+    its id. Only the converter's form is replaced here: any other title may be the caller's own
+    ("1984", "Title", "Book 2"), which is shown as given. A PDF uploaded through the API is
+    stored by its hash, whose name says nothing."""
+    if not converter_placeholder(stored):
+        return stored
+    return name_title(source_path, document_id)
 
 
 def name_title(source_path: str, document_id: str) -> str:

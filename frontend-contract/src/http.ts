@@ -3,12 +3,13 @@
  * asks, and its errors typed.
  *
  * The service answers 503 with a `Retry-After` header (seconds) when it cannot answer right now:
- * draining for a restart, its database or PDF store unreachable, every worker busy. Both
- * endpoints are safe to call again (they only read; the answer is cached), so the helpers wait
- * the seconds it asks for and ask again, up to `retries` times. A network failure (the fetch
- * itself throws) and a 502/504 from a proxy in front of the service are retried the same way,
- * with a short backoff. Anything else (4xx: the request is wrong; 500) is thrown at once:
- * asking again would get the same answer.
+ * its database or PDF store unreachable, its workers all busy. Both endpoints only read, so
+ * the helpers wait the seconds it asks for and ask again, up to `retries` times. A network
+ * failure (the fetch itself throws) and a 502 from a proxy in front of the service are retried
+ * the same way, with a short backoff. Anything else is thrown at once: a 4xx (the request is
+ * wrong) or a 500 would get the same answer again, and a 504 (a proxy gave up waiting) means
+ * the service may still be working on it: asking again at once would start the same work a
+ * second time rather than join it.
  */
 import type { components } from "../highlight-api.js";
 
@@ -35,7 +36,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Aborts the request and any wait between attempts; the promise rejects with its reason. */
   signal?: AbortSignal;
-  /** Attempts after the first, for 503/502/504 and network failures; default 2. */
+  /** Attempts after the first, for 503/502 and network failures; default 2. */
   retries?: number;
   /**
    * The longest Retry-After honoured, in seconds (default 20): a longer one is thrown at once
@@ -57,7 +58,9 @@ export interface RetryInfo {
   status: number | null;
 }
 
-const RETRYABLE = new Set([502, 503, 504]);
+const RETRYABLE = new Set([502, 503]);
+// setTimeout's longest delay; a longer one fires at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const BACKOFF_MS = 500;
 
 /**
@@ -130,19 +133,35 @@ export async function postWithRetries(
       const response = await doFetch(`${options.baseUrl ?? ""}${path}`, init);
       if (response.ok) return response;
       const error = await apiError(response);
+      // Aborted while the error's body was read: the caller asked for the abort, not the error.
+      if (options.signal?.aborted) throw options.signal.reason;
       const tooLong = error.retryAfterS !== null && error.retryAfterS > maxRetryAfterS;
       if (!RETRYABLE.has(response.status) || attempt >= retries || tooLong) throw error;
       status = response.status;
       waitMs = (error.retryAfterS ?? 0) * 1000 || BACKOFF_MS * 2 ** attempt;
     } catch (error) {
-      if (error instanceof HighlightApiError) throw error;
-      // An abort surfaces here as the fetch's rejection: never retried.
-      if (options.signal?.aborted || attempt >= retries) throw error;
+      // An abort surfaces here as the fetch's rejection (or the reason thrown above): never retried.
+      if (error instanceof HighlightApiError || options.signal?.aborted) throw error;
+      if (attempt >= retries) throw error;
       waitMs = BACKOFF_MS * 2 ** attempt;
     }
-    // Up to a fifth more, so the readers a restart turned away do not all come back at once.
-    waitMs = Math.round(waitMs * (1 + Math.random() / 5));
+    // Up to a fifth more, so the readers an outage turned away do not all come back at once;
+    // never past the longest wait the caller accepts.
+    waitMs = Math.min(Math.round(waitMs * (1 + Math.random() / 5)), maxRetryAfterS * 1000);
+    waitMs = Math.min(waitMs, MAX_TIMER_MS);
     options.onRetry?.({ attempt: attempt + 1, waitMs, status });
     await wait(waitMs, options.signal);
   }
+}
+
+/**
+ * A link of the service's answer (`pdf_url`, `link`, `viewer_link`) as the browser must open it.
+ * Links are relative ("/v2/documents/…") unless the service has HIGHLIGHT_PUBLIC_BASE_URL; a
+ * relative one is appended to `baseUrl`, the address the frontend calls the service at, path
+ * included ("https://chat.example.org/highlights" + "/v2/…"): `new URL(link, baseUrl)` would
+ * drop that path.
+ */
+export function resolveLink(link: string, baseUrl: string): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return link; // already absolute
+  return `${baseUrl.replace(/\/+$/, "")}${link}`;
 }

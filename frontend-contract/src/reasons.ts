@@ -36,11 +36,13 @@ const notice = (tone: Tone, title: string, text: string, retryLater = false): Re
   retryLater,
 });
 
-const BY_WORDS = notice(
-  "info",
-  "Matched by words",
-  "These passages were found by matching the answer's words; check them against the statement.",
-);
+const BY_WORDS_TEXT =
+  "These passages were found by matching the answer's words; check them against the statement.";
+// No LLM is configured: matching words is how this deployment reads, asking again changes nothing.
+const BY_WORDS = notice("info", "Matched by words", BY_WORDS_TEXT);
+// The LLM failed this time (unreachable, busy, cut off): such answers are not cached, and asking
+// again later may get the closer reading.
+const BY_WORDS_FOR_NOW = notice("info", "Matched by words", BY_WORDS_TEXT, true);
 
 export const READER_NOTICES: Readonly<Record<Reason, ReaderNotice>> = {
   chunk_not_found: notice(
@@ -103,11 +105,11 @@ export const READER_NOTICES: Readonly<Record<Reason, ReaderNotice>> = {
     "Refining the highlights",
     "These are first matches; the final highlights follow in a moment.",
   ),
-  llm_unavailable: BY_WORDS,
-  llm_busy: BY_WORDS,
-  llm_rejected: BY_WORDS,
-  llm_truncated: BY_WORDS,
-  llm_invalid_output: BY_WORDS,
+  llm_unavailable: BY_WORDS_FOR_NOW,
+  llm_busy: BY_WORDS_FOR_NOW,
+  llm_rejected: BY_WORDS_FOR_NOW,
+  llm_truncated: BY_WORDS_FOR_NOW,
+  llm_invalid_output: BY_WORDS_FOR_NOW,
 };
 
 /** Shown for a highlighted citation that backs only part of what it is cited for. */
@@ -116,6 +118,23 @@ export const PARTLY_SUPPORTS: ReaderNotice = notice(
   "Partly supports the statement",
   "The highlighted sentences show the part this source supports.",
 );
+
+/**
+ * Shown for a citation with nothing drawn because matching words found no support while the LLM
+ * failed: not the verdict of a reading, and asking again later may get one.
+ */
+export const NOTHING_BY_WORDS: ReaderNotice = notice(
+  "warning",
+  "No supporting passage found",
+  "Matching the answer's words found nothing here that supports the statement; a closer reading later may.",
+  true,
+);
+
+/** The notices readerNotice composes beyond READER_NOTICES (the README's second table). */
+export const COMPOSED_NOTICES = {
+  partial_support: PARTLY_SUPPORTS,
+  nothing_by_words: NOTHING_BY_WORDS,
+} as const;
 
 /** Shown when no highlight was drawn and the service gave no reason (not expected). */
 export const NOT_MARKED: ReaderNotice = READER_NOTICES.not_located;
@@ -132,9 +151,11 @@ export interface CitationVerdict {
  * - highlighted: partial support first (the reader must know the source backs only part), then
  *   the reason when the sentences were chosen another way than by the LLM (by words, or first
  *   matches while the LLM answers); null otherwise.
- * - no_match / fallback: the reason's notice. "Not supported by this source" whenever the service
- *   judged the chunk unsupported, whatever did the judging: by words when the LLM was not used
- *   (an llm_* reason on a citation with nothing highlighted means exactly that).
+ * - no_match / fallback: the reason's notice. "Not supported by this source" when the service
+ *   judged the chunk unsupported: by the LLM, or by words where no LLM is configured. When the
+ *   LLM failed and matching words found nothing (an llm_* failure reason on a citation with
+ *   nothing highlighted), "No supporting passage found": no reading judged it, and asking again
+ *   later may.
  * - llm_pending (a provisional stream event) always says the final answer is coming.
  */
 export function readerNotice(citation: CitationVerdict): ReaderNotice | null {
@@ -144,8 +165,7 @@ export function readerNotice(citation: CitationVerdict): ReaderNotice | null {
     if (support === "partial") return PARTLY_SUPPORTS;
     return reason === null ? null : READER_NOTICES[reason];
   }
-  if (support === "unsupported" || (reason !== null && READER_NOTICES[reason] === BY_WORDS)) {
-    return READER_NOTICES.unsupported;
-  }
+  if (reason !== null && READER_NOTICES[reason] === BY_WORDS_FOR_NOW) return NOTHING_BY_WORDS;
+  if (support === "unsupported" || reason === "llm_disabled") return READER_NOTICES.unsupported;
   return reason === null ? NOT_MARKED : READER_NOTICES[reason];
 }

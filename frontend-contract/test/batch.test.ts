@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { fetchHighlights } from "../src/batch.js";
-import { HighlightApiError, parseRetryAfter, type RetryInfo } from "../src/http.js";
+import { HighlightApiError, parseRetryAfter, resolveLink, type RetryInfo } from "../src/http.js";
 import { streamHighlights } from "../src/stream.js";
 import { serve } from "./http-server.js";
 
@@ -102,6 +102,43 @@ describe("fetchHighlights", () => {
         (e: unknown) => e instanceof HighlightApiError && e.retryAfterS === 60,
       );
       assert.equal(server.seen.length, 1);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("a 504 is thrown at once: the service may still be working on the first call", async () => {
+    const server = await scripted([{ status: 504, body: "gateway timeout" }]);
+    try {
+      await assert.rejects(
+        fetchHighlights(request, { baseUrl: server.baseUrl }),
+        (e: unknown) => e instanceof HighlightApiError && e.status === 504,
+      );
+      assert.equal(server.seen.length, 1);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("the jitter never takes a wait past maxRetryAfterS", async () => {
+    const server = await scripted([
+      { status: 503, headers: { "Retry-After": "20" }, body: unavailable },
+    ]);
+    const controller = new AbortController();
+    const waits: number[] = [];
+    try {
+      await assert.rejects(
+        fetchHighlights(request, {
+          baseUrl: server.baseUrl,
+          maxRetryAfterS: 20,
+          signal: controller.signal,
+          onRetry: (r) => {
+            waits.push(r.waitMs);
+            controller.abort(); // the decision is what is checked, not the wait
+          },
+        }),
+      );
+      assert.deepEqual(waits, [20_000], "20 s asked, 20 s accepted: no jitter past it");
     } finally {
       server.close();
     }
@@ -225,5 +262,18 @@ describe("parseRetryAfter", () => {
     assert.equal(parseRetryAfter("-5", now), null);
     assert.equal(parseRetryAfter("soon", now), null);
     assert.equal(parseRetryAfter(null, now), null);
+  });
+});
+
+describe("resolveLink", () => {
+  test("a relative link goes under the base URL, path prefix kept; an absolute one is kept", () => {
+    const pdf = "/v2/documents/d/pdf?expires=1&signature=s";
+    assert.equal(
+      resolveLink(pdf, "https://chat.example.org/highlights/"),
+      `https://chat.example.org/highlights${pdf}`,
+    );
+    assert.equal(resolveLink(pdf, ""), pdf, "same origin: as it is");
+    const absolute = `https://h.example.org${pdf}`;
+    assert.equal(resolveLink(absolute, "https://chat.example.org/highlights"), absolute);
   });
 });

@@ -5,9 +5,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import {
+  COMPOSED_NOTICES,
   type CitationVerdict,
+  NOTHING_BY_WORDS,
   PARTLY_SUPPORTS,
   READER_NOTICES,
+  type ReaderNotice,
   readerNotice,
 } from "../src/reasons.js";
 
@@ -26,33 +29,37 @@ describe("READER_NOTICES", () => {
     );
   });
 
-  test("README.md shows the same table", () => {
+  test("README.md shows the same tables", () => {
     const readme = read("README.md");
-    const start = readme.indexOf("<!-- reader-notices");
-    const end = readme.indexOf("<!-- /reader-notices -->");
-    assert.ok(start >= 0 && end > start, "README.md lost its reader-notices markers");
-    const rows = readme
-      .slice(start, end)
-      .split("\n")
-      .filter((line) => line.startsWith("| `"))
-      .map((line) =>
-        line
-          .slice(1, -1)
-          .split(" | ")
-          .map((cell) => cell.trim()),
-      );
-    const expected = Object.entries(READER_NOTICES).map(([reason, n]) => [
-      `\`${reason}\``,
-      n.tone,
-      n.title,
-      n.text,
-      n.retryLater ? "yes" : "no",
-    ]);
-    assert.deepEqual(rows, expected);
+    const table = (marker: string) => {
+      const start = readme.indexOf(`<!-- ${marker}`);
+      const end = readme.indexOf(`<!-- /${marker} -->`);
+      assert.ok(start >= 0 && end > start, `README.md lost its ${marker} markers`);
+      return readme
+        .slice(start, end)
+        .split("\n")
+        .filter((line) => line.startsWith("| `"))
+        .map((line) =>
+          line
+            .slice(1, -1)
+            .split(" | ")
+            .map((cell) => cell.trim()),
+        );
+    };
+    const rows = (notices: Record<string, ReaderNotice>) =>
+      Object.entries(notices).map(([name, n]) => [
+        `\`${name}\``,
+        n.tone,
+        n.title,
+        n.text,
+        n.retryLater ? "yes" : "no",
+      ]);
+    assert.deepEqual(table("reader-notices"), rows(READER_NOTICES));
+    assert.deepEqual(table("composed-notices"), rows(COMPOSED_NOTICES));
   });
 
   test("no notice speaks the engineers' words", () => {
-    for (const [reason, n] of Object.entries(READER_NOTICES)) {
+    for (const [reason, n] of Object.entries({ ...READER_NOTICES, ...COMPOSED_NOTICES })) {
       assert.doesNotMatch(
         `${n.title} ${n.text}`,
         /\b(LLM|chunk|ingest|OCR|index|lexical)\b/i,
@@ -86,14 +93,27 @@ describe("readerNotice", () => {
     assert.equal(readerNotice(verdict({ reason: "llm_disabled" }))?.title, "Matched by words");
   });
 
-  test("nothing drawn: unsupported, however it was judged", () => {
+  test("nothing drawn, judged unsupported by the LLM or where there is no LLM", () => {
     const unsupported = READER_NOTICES.unsupported;
     const cases: Partial<CitationVerdict>[] = [
       { status: "no_match", reason: "unsupported", support: "unsupported" },
-      { status: "no_match", reason: "llm_unavailable", support: "unsupported" },
+      { status: "no_match", reason: "llm_disabled", support: "unsupported" },
       { status: "no_match", reason: "llm_disabled", support: null },
     ];
     for (const c of cases) assert.equal(readerNotice(verdict(c)), unsupported, JSON.stringify(c));
+  });
+
+  test("nothing drawn while the LLM failed: no verdict, and worth asking again", () => {
+    for (const reason of ["llm_unavailable", "llm_busy", "llm_truncated"] as const) {
+      const v = verdict({ status: "no_match", reason, support: "unsupported" });
+      assert.equal(readerNotice(v), NOTHING_BY_WORDS, reason);
+      assert.equal(readerNotice(v)?.retryLater, true);
+    }
+  });
+
+  test("highlighted by words: asking again helps only when the LLM failed this time", () => {
+    assert.equal(readerNotice(verdict({ reason: "llm_busy" }))?.retryLater, true);
+    assert.equal(readerNotice(verdict({ reason: "llm_disabled" }))?.retryLater, false);
   });
 
   test("nothing drawn for another reason: that reason's words", () => {

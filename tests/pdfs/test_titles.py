@@ -41,7 +41,6 @@ PLACEHOLDERS = [
     "file:///tmp/out.pdf",
     "",
     "   ",
-    "2023",
     "---",
 ]
 
@@ -57,6 +56,9 @@ GOOD = [
     "Document Management Policy",
     "Microsoft Corporation Annual Report",  # a company, not Word's prefix
     "The Book of Kells",
+    "1984",  # digits only, and still a title
+    "Presentation - Q3",
+    "Microsoft Excel - the missing manual",  # a book, after the prefix
 ]
 
 
@@ -94,5 +96,12 @@ def test_a_stored_placeholder_is_shown_as_the_file_name_or_the_id() -> None:
     assert shown_title("Microsoft Word - x.doc", "filings/apple_2023.pdf", "apple") == "apple 2023"
     # An upload is stored by its hash, which names nothing: the document's id.
     stored = "ingested/" + "ab" * 32 + ".pdf"
-    assert shown_title("untitled", stored, "apple-10k") == "apple-10k"
+    assert shown_title("Microsoft Word - Document1", stored, "apple-10k") == "apple-10k"
     assert name_title(stored, "apple-10k") == "apple-10k"
+
+
+@pytest.mark.parametrize("title", ["1984", "Title", "untitled", "Book 2", "Document1", "x.pdf"])
+def test_a_title_a_caller_gave_is_shown_as_given(title: str) -> None:
+    """Read back, only the Office converter's own form is replaced: any other stored title may be
+    what the caller chose (PUT's title, ingest --title), even one metadata could not give."""
+    assert shown_title(title, "filings/apple_2023.pdf", "apple") == title
