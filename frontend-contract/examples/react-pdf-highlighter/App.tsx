@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from "react";
 import { CitationPdf } from "./CitationPdf.js";
 import type { ExampleInput } from "./input.js";
-import { fetchHighlights, readerNotice } from "../../src/index.js";
+import { fetchHighlights, readerNotice, resolveLink } from "../../src/index.js";
 import type { HighlightBatchResponse } from "../../src/index.js";
 import type { CitationResult } from "../../src/index.js";
 
@@ -83,8 +83,8 @@ function OpenCitation({ baseUrl, citation }: { baseUrl: string; citation: Citati
   // null only for a chunk the service does not know (and then nothing is highlighted either).
   if (citation.pdf_url === null) return <p className="pdf-status">This source has no PDF.</p>;
   // pdf_url is relative unless the service has HIGHLIGHT_PUBLIC_BASE_URL: resolve it against
-  // the service, not against this page's origin.
-  const url = new URL(citation.pdf_url, `${baseUrl}/`).href;
+  // the service (path included), not against this page's origin.
+  const url = resolveLink(citation.pdf_url, baseUrl);
   return <CitationPdf key={url} pdfUrl={url} highlights={citation.highlights} />;
 }
 
