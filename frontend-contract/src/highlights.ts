@@ -214,7 +214,10 @@ export function highlightToViewportRects(
 // page.rotate, which is the API's frame; a user rotation in PdfHighlighter (pagesRotation) is not
 // applied to stored Scaled positions by the library itself.
 
-/** react-pdf-highlighter 7's `Scaled`. */
+/**
+ * react-pdf-highlighter 7's `Scaled`, with `pageNumber` always set: 7 takes it as optional, the
+ * -extended fork (8.x) requires it, so one adapter serves both.
+ */
 export interface Scaled {
   x1: number;
   y1: number;
@@ -222,7 +225,7 @@ export interface Scaled {
   y2: number;
   width: number;
   height: number;
-  pageNumber?: number;
+  pageNumber: number;
 }
 
 /** react-pdf-highlighter 7's `ScaledPosition`. */

@@ -331,3 +331,33 @@ describe("react-pdf-highlighter 7.0.0", () => {
     });
   });
 });
+
+// react-pdf-highlighter-extended 8.1.0's types (dist/esm/types.d.ts), copied: the fork is not a
+// dependency here (its types resolve only under moduleResolution "Bundler"). This file stops
+// compiling when toScaledPosition's output is not assignable to them.
+interface ExtendedScaled {
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+  width: number;
+  height: number;
+  pageNumber: number;
+}
+interface ExtendedScaledPosition {
+  boundingRect: ExtendedScaled;
+  rects: Array<ExtendedScaled>;
+  usePdfCoordinates?: boolean;
+}
+
+describe("react-pdf-highlighter-extended 8.1.0", () => {
+  test("toScaledPosition's output has the fork's shape, every rect with its page", () => {
+    const position: ExtendedScaledPosition = toScaledPosition(pageBreakSentence());
+    assert.ok(position.rects.length > 1);
+    assert.deepEqual(
+      [...new Set(position.rects.map((r) => r.pageNumber))].sort(),
+      [2, 3],
+      "a sentence across a page break names both pages",
+    );
+  });
+});
