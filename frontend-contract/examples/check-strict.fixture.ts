@@ -17,3 +17,8 @@ export function j(value: string | null): string {
   if (value === null) return "";
   return value ?? ""; // flagged
 }
+export let k!: string; // flagged
+export class L {
+  field!: string; // flagged
+  other = "";
+}

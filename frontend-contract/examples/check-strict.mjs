@@ -52,6 +52,12 @@ function findings(program, files) {
     if (ts.isNonNullExpression(node)) {
       report(node, `non-null assertion: ${node.getText()}`);
     } else if (
+      (ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node)) &&
+      node.exclamationToken
+    ) {
+      // `let x!: T` and `field!: T` hide a missing value as `x!` does.
+      report(node, `definite assignment assertion: ${node.name.getText()}`);
+    } else if (
       ts.isBinaryExpression(node) &&
       (node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken ||
         node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionEqualsToken) &&

@@ -11,8 +11,8 @@
  *   );
  *   for (const citation of result.results) … citation.status, citation.highlights, citation.pdf_url
  *
- * Retries 503/502/504 and network failures as the service asks (its Retry-After), then throws
- * HighlightApiError; a 4xx is thrown at once (its `code` and `message` say what to fix). Abort
+ * Retries 503/502 and network failures as the service asks (its Retry-After), then throws
+ * HighlightApiError; a 4xx (its `code` and `message` say what to fix) and a 504 are thrown at once. Abort
  * with the signal when the reader leaves the answer.
  */
 import type { components } from "../highlight-api.js";

@@ -9,6 +9,7 @@
  * frontend-contract/README.md shows the same table (a test keeps the two equal).
  */
 import type { components } from "../highlight-api.js";
+import { HighlightApiError } from "./http.js";
 
 export type Reason = components["schemas"]["Reason"];
 export type CitationStatus = components["schemas"]["CitationStatus"];
@@ -168,4 +169,25 @@ export function readerNotice(citation: CitationVerdict): ReaderNotice | null {
   if (reason !== null && READER_NOTICES[reason] === BY_WORDS_FOR_NOW) return NOTHING_BY_WORDS;
   if (support === "unsupported" || reason === "llm_disabled") return READER_NOTICES.unsupported;
   return reason === null ? NOT_MARKED : READER_NOTICES[reason];
+}
+
+/**
+ * What to tell a reader when the batch call itself failed (fetchHighlights threw), in place of
+ * the error's message, which is written for a developer. `retryLater` with the wait the service
+ * asked for, when it asked.
+ */
+export function failureNotice(error: unknown): ReaderNotice {
+  if (error instanceof HighlightApiError && error.status < 500) {
+    // The request was refused (4xx): the frontend's bug or a lapsed session, not the reader's.
+    return notice(
+      "error",
+      "Sources cannot be shown",
+      "The cited passages could not be marked for this answer.",
+    );
+  }
+  const wait =
+    error instanceof HighlightApiError && error.retryAfterS !== null && error.retryAfterS > 5
+      ? `in ${error.retryAfterS} seconds`
+      : "in a moment";
+  return notice("warning", "Sources not reachable just now", `Try again ${wait}.`, true);
 }

@@ -137,7 +137,7 @@ export type StreamOptions = RequestOptions;
 
 /**
  * POSTs the request and yields the typed events as they arrive. Throws HighlightApiError when the
- * service refuses the request (4xx/5xx), before any event; a 503 (with its Retry-After), 502, 504
+ * service refuses the request (4xx/5xx), before any event; a 503 (with its Retry-After), 502
  * or network failure before the stream opens is retried first, as fetchHighlights does. A stream
  * cut off midway is not retried: call again (the answer is cached) or keep what came.
  */

@@ -4,8 +4,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import { HighlightApiError } from "../src/http.js";
 import {
   COMPOSED_NOTICES,
+  failureNotice,
   type CitationVerdict,
   NOTHING_BY_WORDS,
   PARTLY_SUPPORTS,
@@ -129,5 +131,20 @@ describe("readerNotice", () => {
       const v = verdict({ status, reason: "llm_pending", support: "unsupported" });
       assert.equal(readerNotice(v), READER_NOTICES.llm_pending);
     }
+  });
+});
+
+describe("failureNotice", () => {
+  test("a refused request: the reader is not told to retry", () => {
+    const n = failureNotice(new HighlightApiError(422, "validation_error", "answer: too long"));
+    assert.deepEqual([n.tone, n.retryLater], ["error", false]);
+    assert.doesNotMatch(n.text, /answer: too long|422/, "the developer's message stays out");
+  });
+
+  test("an outage: try again, when the service said when", () => {
+    const later = failureNotice(new HighlightApiError(503, "busy", "x", 30));
+    assert.equal(later.text, "Try again in 30 seconds.");
+    assert.equal(later.retryLater, true);
+    assert.equal(failureNotice(new TypeError("fetch failed")).text, "Try again in a moment.");
   });
 });

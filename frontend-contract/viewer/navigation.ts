@@ -218,6 +218,11 @@ export class Navigator {
       const open = ui.more.getAttribute("aria-expanded") !== "true";
       ui.more.setAttribute("aria-expanded", String(open));
       ui.toolbar.classList.toggle("open", open);
+      // The controls it shows sit before it in the document: Tab would leave the header.
+      if (open) {
+        const revealed = [ui.pagePrev, ui.pageNext, ui.zoomOut, ui.zoomIn, ui.zoomFit];
+        revealed.find((button) => !button.disabled)?.focus();
+      }
     });
     document.addEventListener("keydown", (e) => this.onKey(e));
     window.addEventListener("scroll", () => this.schedule(), { passive: true });
@@ -362,10 +367,17 @@ export class Navigator {
     const word = document.createElement("span");
     word.className = "wide-only";
     word.textContent = "Highlight ";
-    if (n === 0) ui.highlightStatus.replaceChildren("No highlights");
-    else if (this.currentHighlight === 0)
-      ui.highlightStatus.replaceChildren(`${n} highlight${n === 1 ? "" : "s"}`);
-    else ui.highlightStatus.replaceChildren(word, `${this.currentHighlight} of ${n}`);
+    const status =
+      n === 0
+        ? ["No highlights"]
+        : this.currentHighlight === 0
+          ? [`${n} highlight${n === 1 ? "" : "s"}`]
+          : [word, `${this.currentHighlight} of ${n}`];
+    // A live region: rewritten only when its words change, not on every scroll.
+    const text = status
+      .map((part) => (typeof part === "string" ? part : part.textContent))
+      .join("");
+    if (ui.highlightStatus.textContent !== text) ui.highlightStatus.replaceChildren(...status);
     // A button disabled under the keyboard's focus would drop the focus to the page's start.
     const pairs: [HTMLButtonElement, HTMLButtonElement][] = [
       [ui.pagePrev, ui.pageNext],

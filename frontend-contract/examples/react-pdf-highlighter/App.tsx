@@ -5,13 +5,14 @@
 import { useEffect, useRef, useState } from "react";
 import { CitationPdf } from "./CitationPdf.js";
 import type { ExampleInput } from "./input.js";
-import { fetchHighlights, readerNotice, resolveLink } from "../../src/index.js";
+import { failureNotice, fetchHighlights, readerNotice, resolveLink } from "../../src/index.js";
+import type { ReaderNotice } from "../../src/index.js";
 import type { HighlightBatchResponse } from "../../src/index.js";
 import type { CitationResult } from "../../src/index.js";
 
 type Batch =
   | { state: "loading" }
-  | { state: "failed"; message: string }
+  | { state: "failed"; notice: ReaderNotice }
   | { state: "done"; response: HighlightBatchResponse };
 
 export function App({ input }: { input: ExampleInput }) {
@@ -38,7 +39,10 @@ export function App({ input }: { input: ExampleInput }) {
         setSelected(first ? first.citation_id : null);
       },
       (error: unknown) => {
-        if (!abort.signal.aborted) setBatch({ state: "failed", message: String(error) });
+        // The error's message is for developers (the console); the reader gets words.
+        if (abort.signal.aborted) return;
+        console.warn("highlights unavailable:", error);
+        setBatch({ state: "failed", notice: failureNotice(error) });
       },
     );
     return () => abort.abort();
@@ -53,14 +57,17 @@ export function App({ input }: { input: ExampleInput }) {
         <Answer text={input.answer} results={results} onMarker={open} />
         {batch.state === "loading" && <p className="pdf-status">Finding the cited passages…</p>}
         {batch.state === "failed" && (
-          <p className="notice notice-error" role="alert">
-            The sources could not be loaded: {batch.message}
+          <p className={`notice notice-${batch.notice.tone}`} role="alert">
+            <strong>{batch.notice.title}</strong> {batch.notice.text}
           </p>
         )}
         <ol className="citations" aria-label="Sources">
-          {results.map((citation) => (
+          {results.map((citation, index) => (
             <CitationItem
-              key={citation.citation_id ?? citation.chunk_id}
+              // Results come in request order, one per citation: the index is the stable key
+              // (two citations may share a chunk, and citation_id is optional).
+              key={index}
+              baseUrl={input.baseUrl}
               citation={citation}
               selected={citation === shown}
               onSelect={open}
@@ -92,19 +99,24 @@ function hasHighlights(citation: CitationResult): boolean {
   return citation.highlights.length > 0;
 }
 
-/** The answer as text, its markers as buttons that open their citation. */
+// Markers the service recognises around a citation id: [1], [1, 2], [^1], 【1】 (ranges and
+// <sup> left out to keep the example short).
+const MARKER = /(\[\^?[^\]\n]{1,32}\]|【[^】\n]{1,32}】)/;
+
+/** The answer as text, its markers as buttons that open their (first known) citation. */
 function Answer(props: {
   text: string;
   results: CitationResult[];
   onMarker: (citationId: string) => void;
 }) {
   const known = new Set(props.results.map((c) => c.citation_id));
-  const parts = props.text.split(/(\[[^\]\s]+\])/);
+  const parts = props.text.split(MARKER);
   return (
     <p className="answer">
       {parts.map((part, i) => {
-        const id = part.slice(1, -1);
-        return i % 2 === 1 && known.has(id) ? (
+        const ids = part.replace(/^[[【]\^?|[\]】]$/g, "").split(/[\s,]+/);
+        const id = ids.find((candidate) => known.has(candidate));
+        return i % 2 === 1 && id !== undefined ? (
           <button key={i} className="marker" onClick={() => props.onMarker(id)}>
             {part}
           </button>
@@ -117,6 +129,7 @@ function Answer(props: {
 }
 
 function CitationItem(props: {
+  baseUrl: string;
   citation: CitationResult;
   selected: boolean;
   onSelect: (citationId: string) => void;
@@ -158,6 +171,12 @@ function CitationItem(props: {
         <div className={`notice notice-${notice.tone}`} role="status">
           <strong>{notice.title}</strong> {notice.text}
         </div>
+      )}
+      {/* Nothing to draw: the plain link still opens the cited page in the browser's viewer. */}
+      {!hasHighlights(citation) && citation.link !== null && (
+        <a className="page-link" href={resolveLink(citation.link, props.baseUrl)}>
+          Open the cited page
+        </a>
       )}
     </li>
   );
