@@ -29,6 +29,7 @@ import httpx
 import pytest
 from rapidfuzz.distance import Levenshtein
 
+from tests.browser.watch import watch_for_failures
 from tests.conftest import PROJECT_ROOT
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import ROTATED_SENTENCES, write_rotated_pdf
@@ -275,19 +276,7 @@ def test_example_app_draws_each_citation_on_its_words(
         viewport={"width": width, "height": height}, is_mobile=mobile, has_touch=mobile
     )
     problems: list[str] = []
-
-    def on_console(message: Any) -> None:
-        if message.type == "error":
-            problems.append(f"console: {message.text}")
-
-    def on_response(response: Any) -> None:
-        if response.status >= 400:
-            problems.append(f"{response.status}: {response.url}")
-
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("console", on_console)
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
-    page.on("response", on_response)
+    watch_for_failures(page, problems)
     try:
         with page.expect_response(
             lambda r: r.url.endswith("/v2/highlights/batch") and r.request.method == "POST",

@@ -32,6 +32,7 @@ from rapidfuzz.distance import Levenshtein
 
 from app.documents.links import VIEWER_CLAIMS, viewer_claim
 from tests.api.helpers import CHUNK_MAIN, ocr_line
+from tests.browser.watch import watch_for_failures
 from tests.conftest import PROJECT_ROOT, SHARED_PDFS
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import (
@@ -227,24 +228,6 @@ def _check_scanned_words(browser: Any, service: LiveService, result: dict[str, A
             assert Levenshtein.normalized_similarity(read, want) >= 0.9, (read, want)
     finally:
         page.close()
-
-
-def watch_for_failures(page: Any, problems: list[str]) -> None:
-    """Puts in ``problems`` what ``page`` throws, logs as an error, or asks for and does not
-    get: a decoder pdf.js asks for and is not served (jbig2.wasm for a scan) is a 404 here."""
-
-    def console(message: Any) -> None:
-        if message.type == "error":
-            problems.append(f"console: {message.text}")
-
-    def response(answer: Any) -> None:
-        if answer.status >= 400:
-            problems.append(f"{answer.status}: {answer.url}")
-
-    page.on("pageerror", lambda e: problems.append(f"thrown: {e}"))
-    page.on("console", console)
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
-    page.on("response", response)
 
 
 def _check(browser: Any, service: LiveService, case: Case, result: dict[str, Any]) -> None:

@@ -33,8 +33,8 @@ from tests.browser.test_viewer import (
     _citation,
     _env,
     _letters,
-    watch_for_failures,
 )
+from tests.browser.watch import watch_for_failures
 from tests.fixtures.live import LiveService, ingest_with_cli, live_service
 from tests.fixtures.pdfs import write_fax_scan_pdf
 
