@@ -24,10 +24,11 @@ from pathlib import Path
 
 from app.alignment.chains import chains, column_order
 from app.alignment.index import DocumentIndex
-from app.alignment.layout import Segment, segments
+from app.alignment.layout import SPLIT_GAP, Segment, segments
 from app.alignment.text import clean_extracted
-from app.core.scripts import CJK_PUNCTUATION, is_cjk
+from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
+from app.pdfs.page_text import banded, furniture_ranges, without_furniture
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -60,6 +61,8 @@ CELL_PADDING = 1.5
 PROSE_WIDTH = 8.0
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+# A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
+_CJK_GOES_ON = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class _Paragraph:
 class _Block:
     page: int
     text: str
+    full: bool = False  # its last line runs to its column's right edge (a page's last only)
 
 
 def _cjk_edge(char: str) -> bool:
@@ -111,6 +115,34 @@ def _in_drawing_order(pieces: list[Segment]) -> bool:
 
 def _same_row(a: Segment, b: Segment) -> bool:
     return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.height, b.height)
+
+
+def _joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
+    """``pieces`` with the parts of one printed line joined where PyMuPDF made two lines of it
+    (a run-in heading set in another font: "General Terms" + "Design, Experimentation, ...").
+    Within one extracted line ``layout.segments`` cuts only at wider gaps than these, so a
+    line reads the same however the PDF drew it; a table's cells lie further apart."""
+    joined: list[Segment] = []
+    for piece in pieces:
+        last = joined[-1] if joined else None
+        if (
+            last is not None
+            and _same_row(last, piece)
+            and 0 <= piece.x0 - last.x1 < SPLIT_GAP * min(last.height, piece.height)
+            and last.end <= piece.start
+            and not index.chars[last.end : piece.start].strip()
+        ):
+            joined[-1] = Segment(
+                last.start,
+                piece.end,
+                min(last.x0, piece.x0),
+                min(last.y0, piece.y0),
+                max(last.x1, piece.x1),
+                max(last.y1, piece.y1),
+            )
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
@@ -152,6 +184,10 @@ def _wrapped_in(index: DocumentIndex, table: list[list[Segment]], piece: Segment
             0 < piece.y0 - last.y0 < CELL_PITCH * height
             and abs(piece.x0 - cell[0].x0) < INDENT * height
             and 0 < room < _first_word_width(index, piece) + CELL_PADDING * height
+            # A line running on under the next cell is no line of this one: a run-in heading
+            # ("Categories and Subject Descriptors" D.3.4 [Programming Lan-) and its text's
+            # next line ("guages]: Processors ...") read in that order.
+            and piece.x1 <= table[at + 1][0].x0
         ):
             return at
     return None
@@ -220,11 +256,23 @@ def _cell_text(index: DocumentIndex, lines: list[Segment]) -> str:
     return text
 
 
-def _page_paragraphs(index: DocumentIndex, page: int) -> list[str]:
+def _full_line(pieces: list[Segment], last: Segment) -> bool:
+    """Whether ``last`` ends at the right edge of its column (the pieces it shares its x-span
+    with), within about a character: the text wraps on."""
+    right = max(p.x1 for p in pieces if p.x0 < last.x1 and p.x1 > last.x0)
+    return last.x1 >= right - 1.5 * last.height
+
+
+def _page_paragraphs(
+    index: DocumentIndex, page: int, furniture: list[tuple[int, int]]
+) -> tuple[list[str], bool]:
+    """The page's paragraphs, and whether its last line runs to its column's right edge."""
     lo, hi = index.char_page_start[page - 1], index.char_page_start[page]
     pieces = segments(index.chars, index.boxes, index.lines, lo, hi)
+    pieces = without_furniture(pieces, furniture)
     if not _in_drawing_order(pieces):
         pieces = column_order(pieces)
+    pieces = _joined_lines(index, banded(pieces, index.text_frame_size(page)[1]))
     paragraphs: list[str] = []
     previous: list[Segment] | None = None
     state = _Paragraph(None, 0.0)
@@ -243,7 +291,9 @@ def _page_paragraphs(index: DocumentIndex, page: int) -> list[str]:
             paragraphs[-1] += _line_joiner(paragraphs[-1], text) + text
             state = _Paragraph(row[0].y0 - previous[0].y0, max(state.right, row[-1].x1))
         previous = row
-    return paragraphs
+    return paragraphs, previous is not None and len(previous) == 1 and _full_line(
+        pieces, previous[0]
+    )
 
 
 def _pieces(block: _Block, max_chars: int) -> list[_Block]:
@@ -258,15 +308,26 @@ def _pieces(block: _Block, max_chars: int) -> list[_Block]:
             current = ""
         current = f"{current} {sentence.text}".strip()
     if current:
-        pieces.append(_Block(block.page, current))
+        pieces.append(_Block(block.page, current, block.full))
     return pieces
 
 
-def _joiner(previous: str, following: str) -> str:
+def _joiner(previous: _Block, following: _Block) -> str:
     # A paragraph that stops mid-sentence and one that goes on in lower case are one sentence
     # broken by a column or page end; anything else is a new paragraph.
-    if previous[-1] not in _SENTENCE_END and following[0].islower():
+    before, after = previous.text[-1], following.text[0]
+    if before not in _SENTENCE_END and after.islower():
         return " "
+    # Chinese and Japanese have no lower case: a page that ends within a sentence (on an
+    # ideograph or a comma) and a next page that goes on in CJK text are one sentence, which
+    # wraps without a space. Only at a page break: on a page, geometry has parted them.
+    if (
+        following.page > previous.page
+        and previous.full
+        and _CJK_GOES_ON.match(before)
+        and _cjk_edge(after)
+    ):
+        return ""
     return "\n\n"
 
 
@@ -281,18 +342,21 @@ def chunk_index(
         if parts:
             text = parts[0].text
             for previous, part in zip(parts, parts[1:], strict=False):
-                text += _joiner(previous.text, part.text) + part.text
+                text += _joiner(previous, part) + part.text
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 
+    furniture = furniture_ranges(index)
     full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
     for page in range(1, index.page_count + 1):
-        for paragraph in _page_paragraphs(index, page):
-            for piece in _pieces(_Block(page, paragraph), max_chars):
+        paragraphs, runs_on = _page_paragraphs(index, page, furniture)
+        for at, paragraph in enumerate(paragraphs, start=1):
+            block = _Block(page, paragraph, runs_on and at == len(paragraphs))
+            for piece in _pieces(block, max_chars):
                 size = sum(len(p.text) + 2 for p in parts)
                 # ... unless it goes on with the sentence the parts end in: a chunk never ends
                 # mid-sentence where max_chars leaves room.
-                goes_on = bool(parts) and _joiner(parts[-1].text, piece.text) == " "
+                goes_on = bool(parts) and _joiner(parts[-1], piece) != "\n\n"
                 if parts and (size + len(piece.text) > max_chars or (full and not goes_on)):
                     flush()
                     size = 0
