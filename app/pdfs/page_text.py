@@ -68,18 +68,28 @@ def without_furniture(pieces: list[Segment], ranges: list[tuple[int, int]]) -> l
     return kept
 
 
+def _bottom_cut(pieces: list[Segment], band: float) -> float | None:
+    """The highest top from which every piece lies in the bottom band (at or below ``band``)
+    with a clear gap over all the pieces above it; None when there is no such gap."""
+    for piece in sorted((p for p in pieces if p.y0 >= band), key=lambda p: p.y0):
+        above = [p.y1 for p in pieces if p.y0 < piece.y0]
+        if not above or piece.y0 - max(above) >= CLEARANCE * piece.height:
+            return piece.y0
+    return None
+
+
 def banded(pieces: list[Segment], page_height: float) -> list[Segment]:
-    """``pieces`` with those in the top band clear of the body first, and those in the bottom
-    band clear of it last (each group in its own order)."""
-    top_band, bottom_band = BAND * page_height, (1 - BAND) * page_height
-    body = [p for p in pieces if p.y1 > top_band and p.y0 < bottom_band]
-    if not body:
+    """``pieces`` with those in the top band clear of the rest first, and those in the bottom
+    band clear of the rest last (each group in its own order)."""
+    if len(pieces) < 2:
         return pieces
-    body_top = min(p.y0 for p in body)
-    body_bottom = max(p.y1 for p in body)
-    first = [p for p in pieces if p.y1 <= top_band and body_top - p.y1 >= CLEARANCE * p.height]
-    last = [p for p in pieces if p.y0 >= bottom_band and p.y0 - body_bottom >= CLEARANCE * p.height]
-    if not first and not last:
-        return pieces
+    # The top band is the bottom band of the page turned upside down.
+    flipped = [Segment(p.start, p.end, p.x0, -p.y1, p.x1, -p.y0) for p in pieces]
+    top = _bottom_cut(flipped, -BAND * page_height)
+    bottom = _bottom_cut(pieces, (1 - BAND) * page_height)
+    first = [p for p in pieces if top is not None and -p.y1 >= top]
+    last = [p for p in pieces if bottom is not None and p.y0 >= bottom]
+    if len(first) + len(last) >= len(pieces):
+        return pieces  # all of the page is in its bands: no body to read around
     moved = {id(p) for p in (*first, *last)}
     return [*first, *(p for p in pieces if id(p) not in moved), *last]
