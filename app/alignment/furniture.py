@@ -74,7 +74,9 @@ def find_furniture(
     for key, furniture in candidates:
         pages[key].add(furniture.page)
     found = tuple(furniture for key, furniture in candidates if len(pages[key]) >= MIN_PAGES)
-    keys = sorted({furniture_key(line.skeleton) for line in found}, key=lambda key: (-len(key), key))
+    keys = sorted(
+        {furniture_key(line.skeleton) for line in found}, key=lambda key: (-len(key), key)
+    )
     if not keys:
         return found, ""
     alternatives = [re.escape(key).replace(r"\#", r"\d+").replace("#", r"\d+") for key in keys]

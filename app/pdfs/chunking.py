@@ -5,12 +5,17 @@ what the locator can find. Each page's line pieces (``layout.segments``: lines c
 gutters and between table cells) are read in the PDF's drawing order, unless that order
 interleaves columns, as forms and instructions drawn row by row across the page do; such a page
 is read column by column (``chains.column_order``), as the locator's second reading does.
+Repeated page furniture is left out, and what stands clear of the body in the page's top or
+bottom band is read first or last (``page_text``); parts of one printed line that PyMuPDF made
+two lines of (a run-in heading in another font) are read as one line.
 
 Pieces make paragraphs by geometry: a new paragraph where the vertical gap is more than about a
 line, the column or the type size changes, the indent changes after a paragraph's first line, or
 a row holds several pieces (a table row stays one row). Lines of a paragraph are joined with a
 space, CJK lines with nothing; paragraphs with a blank line, unless one stops mid-sentence and
-the next goes on in lower case (a sentence broken by a column or page end). Paragraphs are
+the next goes on in lower case (a sentence broken by a column or page end), or, at a page break,
+a page's last line runs to the column's edge within a CJK sentence and the next page goes on in
+CJK text (joined with nothing). Paragraphs are
 packed into chunks of roughly ``target_chars``; a chunk may run across a page break and records
 both pages.
 """

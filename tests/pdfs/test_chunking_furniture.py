@@ -47,14 +47,14 @@ def _report(path: Path) -> None:
     doc = pymupdf.open()
     for _ in range(4):
         doc.new_page(width=WIDTH, height=HEIGHT)
-    pages = list(doc)  # a page made by new_page is orphaned by the next one
+    pages = [doc[number] for number in range(4)]  # new_page orphans the page before
     for number, page in enumerate(pages, start=1):
         if number > 1:
             page.insert_text((72, 50), HEADER, fontsize=9)
         page.insert_text((270, 815), f"Page {number} of 4", fontsize=9)
     pages[0].insert_text((72, 60), HEADER, fontsize=18)
     pages[2].insert_text((72, 80), "Appendix on tolls", fontsize=12)
-    page, y = 0, 130.0
+    at, y = 0, 130.0
     placed = False
     for n in range(1, 30):
         paragraph = _prose(n)
@@ -62,8 +62,8 @@ def _report(path: Path) -> None:
             paragraph, placed = CROSSING, True  # starts on page 1 and runs over to page 2
         for line in _lines(paragraph, 11):
             if y > 740:
-                page, y = page + 1, 130.0
-            pages[page].insert_text((72, y), line, fontsize=11)
+                at, y = at + 1, 130.0
+            pages[at].insert_text((72, y), line, fontsize=11)
             y += 15
         y += 10
     doc.save(path)
@@ -111,13 +111,13 @@ def _bill(path: Path) -> None:
     doc = pymupdf.open()
     for _ in range(4):
         doc.new_page(width=WIDTH, height=HEIGHT)
-    pages = list(doc)  # a page made by new_page is orphaned by the next one
+    pages = [doc[number] for number in range(4)]  # new_page orphans the page before
     for number, page in enumerate(pages, start=1):
         _cjk(page, (187, 80), BILL_HEADER, 11)
         _cjk(page, (282, 798), f"委 {132 + number}", 11)
     for at, line in enumerate(lines):
-        page, row = divmod(at, per_page)
-        _cjk(pages[page], (80, 120 + 22 * row), line)
+        number, row = divmod(at, per_page)
+        _cjk(pages[number], (80, 120 + 22 * row), line)
     _cjk(pages[0], (80, 60), "更正本")
     doc.save(path)
 
