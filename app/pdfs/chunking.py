@@ -123,30 +123,33 @@ def _same_row(a: Segment, b: Segment) -> bool:
 
 
 def _joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
-    """``pieces`` with the parts of one printed line joined where PyMuPDF made two lines of it
-    (a run-in heading set in another font: "General Terms" + "Design, Experimentation, ...").
-    Within one extracted line ``layout.segments`` cuts only at wider gaps than these, so a
-    line reads the same however the PDF drew it; a table's cells lie further apart."""
+    """``pieces`` with the two parts of one printed line joined where PyMuPDF made two lines of
+    it: a run-in heading set in another font and a line of prose after it ("General Terms" +
+    "Design, Experimentation, Measurement, Perfor-"). Within one extracted line
+    ``layout.segments`` cuts only at wider gaps than this one, so such a line reads the same
+    however the PDF drew it. A table's row has narrow figures, or more cells, or wider gaps."""
     joined: list[Segment] = []
-    for piece in pieces:
-        last = joined[-1] if joined else None
-        if (
-            last is not None
-            and _same_row(last, piece)
-            and 0 <= piece.x0 - last.x1 < SPLIT_GAP * min(last.height, piece.height)
-            and last.end <= piece.start
-            and not index.chars[last.end : piece.start].strip()
-        ):
-            joined[-1] = Segment(
-                last.start,
-                piece.end,
-                min(last.x0, piece.x0),
-                min(last.y0, piece.y0),
-                max(last.x1, piece.x1),
-                max(last.y1, piece.y1),
-            )
-        else:
-            joined.append(piece)
+    for row in _rows(pieces):
+        if len(row) == 2:
+            left, right = row
+            height = min(left.height, right.height)
+            if (
+                0 <= right.x0 - left.x1 < SPLIT_GAP * height
+                and right.width >= PROSE_WIDTH * right.height
+                and left.end <= right.start
+                and not index.chars[left.end : right.start].strip()
+            ):
+                row = [
+                    Segment(
+                        left.start,
+                        right.end,
+                        left.x0,
+                        min(left.y0, right.y0),
+                        right.x1,
+                        max(left.y1, right.y1),
+                    )
+                ]
+        joined.extend(row)
     return joined
 
 
