@@ -127,7 +127,7 @@ def prose_runs(page_text: str, furniture: frozenset[str] = frozenset()) -> list[
     runs: list[list[str]] = [[]]
     for line in page_text.splitlines():
         line_words = words(line)
-        if "".join(line_words) in furniture:
+        if line_words and any("".join(line_words) in text for text in furniture):
             line_words = []  # a running header or footer: no part of the text's order
         figures = sum(any(c.isdigit() for c in word) for word in line_words)
         if len(line_words) >= MIN_LINE_WORDS and figures <= len(line_words) / 2:
@@ -255,7 +255,11 @@ def skeletons(furniture_lines: tuple[tuple[FurnitureLine, ...], str] | None) -> 
     if furniture_lines is None:
         return frozenset()
     lines, chars = furniture_lines
-    return frozenset("".join(words(chars[line.start : line.end])) for line in lines)
+    pages: dict[int, str] = {}
+    for line in lines:
+        pages[line.page] = pages.get(line.page, "") + "".join(words(chars[line.start : line.end]))
+    # Each page's furniture joined: poppler may break a two-line footer elsewhere.
+    return frozenset(pages.values())
 
 
 def furniture_of(pdf: Path) -> tuple[tuple[FurnitureLine, ...], str] | None:

@@ -64,6 +64,9 @@ CELL_PADDING = 1.5
 # A piece at least this many line heights wide is a line of prose (a column's narrowest prose
 # lines hold some 30 characters); table figures are narrower.
 PROSE_WIDTH = 8.0
+# A run-in heading is at least this many line heights wide; a bullet or an enumerator before
+# its item's text is narrower (the list stays rows of marker and text).
+RUN_IN_WIDTH = 3.0
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 # A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
@@ -135,6 +138,7 @@ def _joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
             height = min(left.height, right.height)
             if (
                 0 <= right.x0 - left.x1 < SPLIT_GAP * height
+                and left.width >= RUN_IN_WIDTH * left.height  # not a bullet or "(a)"
                 and right.width >= PROSE_WIDTH * right.height
                 and left.end <= right.start
                 and not index.chars[left.end : right.start].strip()
