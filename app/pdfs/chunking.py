@@ -33,7 +33,7 @@ from app.alignment.layout import SPLIT_GAP, Segment, segments
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
-from app.pdfs.page_text import banded, furniture_ranges, without_furniture
+from app.pdfs.page_text import banded, furniture_ranges, side_furniture, without_furniture
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -276,11 +276,10 @@ def _full_line(pieces: list[Segment], last: Segment) -> bool:
 
 
 def _page_paragraphs(
-    index: DocumentIndex, page: int, furniture: list[tuple[int, int]]
+    index: DocumentIndex, page: int, pieces: list[Segment], furniture: list[tuple[int, int]]
 ) -> tuple[list[str], bool]:
-    """The page's paragraphs, and whether its last line runs to its column's right edge."""
-    lo, hi = index.char_page_start[page - 1], index.char_page_start[page]
-    pieces = segments(index.chars, index.boxes, index.lines, lo, hi)
+    """The page's paragraphs from its line ``pieces``, and whether its last line runs to its
+    column's right edge."""
     pieces = without_furniture(pieces, furniture)
     if not _in_drawing_order(pieces):
         pieces = column_order(pieces)
@@ -358,10 +357,14 @@ def chunk_index(
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 
-    furniture = furniture_ranges(index)
+    pages = [
+        segments(index.chars, index.boxes, index.lines, lo, hi)
+        for lo, hi in zip(index.char_page_start, index.char_page_start[1:], strict=False)
+    ]
+    furniture = sorted(furniture_ranges(index) + side_furniture(index, pages))
     full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
-    for page in range(1, index.page_count + 1):
-        paragraphs, runs_on = _page_paragraphs(index, page, furniture)
+    for page, pieces in enumerate(pages, start=1):
+        paragraphs, runs_on = _page_paragraphs(index, page, pieces, furniture)
         for at, paragraph in enumerate(paragraphs, start=1):
             block = _Block(page, paragraph, runs_on and at == len(paragraphs))
             for piece in _pieces(block, max_chars):

@@ -4,7 +4,8 @@ Repeated page furniture (running headers and footers, page numbers: ``alignment.
 the lines the locator already knows for placement) is left out of chunk text: a sentence that
 crosses a page break then reads on from the page before into the next, with no "委 134" or
 "Page 6 of 40" in its middle. Furniture is only what recurs in the page's top or bottom band on
-several pages; a line printed once there (a page's only heading, a stamp) stays.
+several pages, or up a side margin (a stamp printed on every page); a line printed once there (a
+page's only heading, a stamp) stays.
 
 The first page's title is kept when a running header repeats it: there it is set larger than on
 the pages after (it is the document's title, not a header).
@@ -19,14 +20,21 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import median
 
-from app.alignment.furniture import BAND, furniture_key
+from app.alignment.furniture import BAND, MIN_PAGES, furniture_key
 from app.alignment.index import DocumentIndex
 from app.alignment.layout import Segment
+from app.alignment.text import normalize_text
 
 # A first-page line taller than its repeats by more than this share is the title, not a header.
 TITLE_GROWTH = 0.2
 # A band piece this many of its line heights clear of the body is read before or after it.
 CLEARANCE = 1.0
+# Pieces within this share of the page width from its left or right edge are in the side
+# margin (body text starts further in: 54 points of 612 is 0.09) ...
+SIDE_BAND = 0.08
+# ... and are furniture when their text, numbers aside, recurs there on MIN_PAGES pages and
+# holds at least this many letters or digits (a lone mark or figure is no stamp).
+MIN_SIDE_CHARS = 4
 
 
 def _height(index: DocumentIndex, start: int, end: int) -> float:
@@ -50,6 +58,30 @@ def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
                 continue  # the title, which later pages repeat smaller as a running header
         ranges.append((line.start, line.end))
     return sorted(ranges)
+
+
+def side_furniture(index: DocumentIndex, pages: list[list[Segment]]) -> list[tuple[int, int]]:
+    """Source ranges of the pieces (``pages``: each page's) in a side margin whose text recurs
+    there on several pages: a stamp printed up the margin of every page ("jbell on DSKJLSW7X2PROD
+    with PROPOSALS" in the Federal Register), which PyMuPDF reads in the middle of a sentence.
+    The locator has no need of these (a quote never carries them across a page break)."""
+    found: dict[str, list[Segment]] = defaultdict(list)
+    seen: dict[str, set[int]] = defaultdict(set)
+    for number, pieces in enumerate(pages, start=1):
+        width = index.text_frame_size(number)[0]
+        for piece in pieces:
+            if piece.x1 <= SIDE_BAND * width or piece.x0 >= (1 - SIDE_BAND) * width:
+                skeleton = normalize_text(index.chars[piece.start : piece.end])
+                if len(skeleton) >= MIN_SIDE_CHARS:
+                    key = furniture_key(skeleton)
+                    found[key].append(piece)
+                    seen[key].add(number)
+    return [
+        (piece.start, piece.end)
+        for key, pieces in found.items()
+        if len(seen[key]) >= MIN_PAGES
+        for piece in pieces
+    ]
 
 
 def without_furniture(pieces: list[Segment], ranges: list[tuple[int, int]]) -> list[Segment]:

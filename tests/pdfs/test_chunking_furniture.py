@@ -167,3 +167,27 @@ def test_a_run_in_heading_and_its_text_read_in_order(tmp_path: Path) -> None:
     text = " ".join(chunk.text.split())
     assert "General Terms Design, Experimentation, Measurement, Perfor- mance." in text
     assert "Categories and Subject Descriptors D.3.4 [Programming Lan- guages]: Processors" in text
+
+
+def test_a_stamp_up_the_side_margin_of_every_page_is_left_out(tmp_path: Path) -> None:
+    """The Federal Register prints "jbell on DSKJLSW7X2PROD with PROPOSALS" up the margin of
+    each page; PyMuPDF reads it between two lines of a sentence."""
+    stamp = "jbell on DSKJLSW7X2PROD with PROPOSALS"
+    sentence = (
+        "The actions required by this proposed directive may be done by inserting a copy of "
+        "figures 1 through 9 into the existing flight manual of each affected airplane."
+    )
+    doc = pymupdf.open()
+    for _ in range(3):
+        doc.new_page(width=612, height=792)
+    for page in (doc[number] for number in range(3)):
+        first, *rest = _lines(sentence, 10, 400)
+        page.insert_text((72, 100), first, fontsize=10)
+        page.insert_text((20, 700), stamp, fontsize=8, rotate=90)  # drawn mid-sentence
+        for at, line in enumerate(rest, start=1):
+            page.insert_text((72, 100 + 12 * at), line, fontsize=10)
+    doc.save(tmp_path / "register.pdf")
+    chunks, _ = chunk_pdf(tmp_path / "register.pdf")
+    text = "\n".join(chunk.text for chunk in chunks)
+    assert "DSKJLSW7X2PROD" not in text
+    assert text.count(sentence) == 3
