@@ -33,7 +33,7 @@ from app.alignment.layout import SPLIT_GAP, Segment, segments
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
-from app.pdfs.page_text import banded, furniture_ranges, side_furniture, without_furniture
+from app.pdfs.page_text import bands, furniture_ranges, side_furniture, without_furniture
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -276,14 +276,25 @@ def _full_line(pieces: list[Segment], last: Segment) -> bool:
 
 
 def _page_paragraphs(
-    index: DocumentIndex, page: int, pieces: list[Segment], furniture: list[tuple[int, int]]
+    index: DocumentIndex,
+    page: int,
+    pieces: list[Segment],
+    furniture: list[tuple[int, int]],
+    side: list[tuple[int, int]],
 ) -> tuple[list[str], bool]:
     """The page's paragraphs from its line ``pieces``, and whether its last line runs to its
-    column's right edge."""
-    pieces = without_furniture(pieces, furniture)
+    column's right edge. ``furniture``: ranges left out where they stand clear of the body in
+    the top or bottom band; ``side``: those left out wherever they are."""
+    pieces = without_furniture(pieces, side)
     if not _in_drawing_order(pieces):
         pieces = column_order(pieces)
-    pieces = _joined_lines(index, banded(pieces, index.text_frame_size(page)[1]))
+    first, body, last = bands(pieces, index.text_frame_size(page)[1])
+    pieces = [
+        *without_furniture(first, furniture),
+        *body,
+        *without_furniture(last, furniture),
+    ]
+    pieces = _joined_lines(index, pieces)
     paragraphs: list[str] = []
     previous: list[Segment] | None = None
     state = _Paragraph(None, 0.0)
@@ -361,10 +372,10 @@ def chunk_index(
         segments(index.chars, index.boxes, index.lines, lo, hi)
         for lo, hi in zip(index.char_page_start, index.char_page_start[1:], strict=False)
     ]
-    furniture = sorted(furniture_ranges(index) + side_furniture(index, pages))
+    furniture, side = furniture_ranges(index), sorted(side_furniture(index, pages))
     full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
     for page, pieces in enumerate(pages, start=1):
-        paragraphs, runs_on = _page_paragraphs(index, page, pieces, furniture)
+        paragraphs, runs_on = _page_paragraphs(index, page, pieces, furniture, side)
         for at, paragraph in enumerate(paragraphs, start=1):
             block = _Block(page, paragraph, runs_on and at == len(paragraphs))
             for piece in _pieces(block, max_chars):

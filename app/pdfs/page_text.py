@@ -10,9 +10,12 @@ page's only heading, a stamp) stays.
 The first page's title is kept when a running header repeats it: there it is set larger than on
 the pages after (it is the document's title, not a header).
 
-Pieces in the top or bottom band that stand clear of the body (a line or more of space between)
+Pieces in the top or bottom band that stand clear of the body (half a line or more of space between)
 are read first or last on their page, wherever the PDF drew them: PyMuPDF puts a stamp drawn
-last at the top of the page between the page's last sentence and the next page's first.
+last at the top of the page between the page's last sentence and the next page's first. Only
+there is furniture left out: a statement's title block, column heads and first rows also recur
+at the top of several pages of a 10-K, but run on into the table (and its years are no page
+numbers: a bare number is furniture only when it counts with the pages).
 """
 
 from __future__ import annotations
@@ -27,14 +30,15 @@ from app.alignment.text import normalize_text
 
 # A first-page line taller than its repeats by more than this share is the title, not a header.
 TITLE_GROWTH = 0.2
-# A band piece this many of its line heights clear of the body is read before or after it.
-CLEARANCE = 1.0
+# A band piece this many of its line heights clear of the body is read before or after it
+# (lines of a paragraph or a table lie closer: 0.1-0.3; a running header sits further off).
+CLEARANCE = 0.5
 # Pieces within this share of the page width from its left or right edge are in the side
 # margin (body text starts further in: 54 points of 612 is 0.09) ...
 SIDE_BAND = 0.08
 # ... and are furniture when their text, numbers aside, recurs there on MIN_PAGES pages and
-# holds at least this many letters or digits (a lone mark or figure is no stamp).
-MIN_SIDE_CHARS = 4
+# holds at least this many letters (a statement's right-hand column of figures is no stamp).
+MIN_SIDE_LETTERS = 6
 
 
 def _height(index: DocumentIndex, start: int, end: int) -> float:
@@ -43,14 +47,29 @@ def _height(index: DocumentIndex, start: int, end: int) -> float:
     return max(bottoms) - min(tops) if tops else 0.0
 
 
+def _page_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
+    """The furniture lines that are bare numbers counting with the pages (a page number: its
+    value less the page's number is the same on several pages). Other bare numbers that recur
+    in a band (a statement's "2023" column head, a figure) are the table's text."""
+    offsets: dict[tuple[bool, int], list[tuple[int, int]]] = defaultdict(list)
+    for line in index.furniture:
+        if line.skeleton.isdigit() and len(line.skeleton) <= 4:
+            offsets[(line.top, int(line.skeleton) - line.page)].append((line.start, line.end))
+    return {span for spans in offsets.values() if len(spans) >= MIN_PAGES for span in spans}
+
+
 def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
-    """Source character ranges of the furniture lines left out of chunk text, sorted."""
+    """Source character ranges of the furniture lines that may be left out of chunk text
+    (where they stand clear of the body: ``bands``), sorted."""
     heights: dict[str, list[float]] = defaultdict(list)
     for line in index.furniture:
         if line.page != 1:
             heights[furniture_key(line.skeleton)].append(_height(index, line.start, line.end))
+    page_numbers = _page_numbers(index)
     ranges: list[tuple[int, int]] = []
     for line in index.furniture:
+        if line.skeleton.isdigit() and (line.start, line.end) not in page_numbers:
+            continue
         if line.page == 1:
             others = heights.get(furniture_key(line.skeleton))
             height = _height(index, line.start, line.end)
@@ -72,7 +91,7 @@ def side_furniture(index: DocumentIndex, pages: list[list[Segment]]) -> list[tup
         for piece in pieces:
             if piece.x1 <= SIDE_BAND * width or piece.x0 >= (1 - SIDE_BAND) * width:
                 skeleton = normalize_text(index.chars[piece.start : piece.end])
-                if len(skeleton) >= MIN_SIDE_CHARS:
+                if sum(char.isalpha() for char in skeleton) >= MIN_SIDE_LETTERS:
                     key = furniture_key(skeleton)
                     found[key].append(piece)
                     seen[key].add(number)
@@ -110,11 +129,14 @@ def _bottom_cut(pieces: list[Segment], band: float) -> float | None:
     return None
 
 
-def banded(pieces: list[Segment], page_height: float) -> list[Segment]:
-    """``pieces`` with those in the top band clear of the rest first, and those in the bottom
-    band clear of the rest last (each group in its own order)."""
+def bands(
+    pieces: list[Segment], page_height: float
+) -> tuple[list[Segment], list[Segment], list[Segment]]:
+    """``pieces`` as (those in the top band clear of the rest, the body, those in the bottom
+    band clear of the rest), each in its own order: a reader reads the first before the body
+    and the last after it, wherever the PDF drew them."""
     if len(pieces) < 2:
-        return pieces
+        return pieces, [], []  # a lone line (a page number on an empty page) stands clear
     # The top band is the bottom band of the page turned upside down.
     flipped = [Segment(p.start, p.end, p.x0, -p.y1, p.x1, -p.y0) for p in pieces]
     top = _bottom_cut(flipped, -BAND * page_height)
@@ -122,6 +144,6 @@ def banded(pieces: list[Segment], page_height: float) -> list[Segment]:
     first = [p for p in pieces if top is not None and -p.y1 >= top]
     last = [p for p in pieces if bottom is not None and p.y0 >= bottom]
     if len(first) + len(last) >= len(pieces):
-        return pieces  # all of the page is in its bands: no body to read around
+        return pieces, [], []  # all of the page is in its bands: a page of furniture only
     moved = {id(p) for p in (*first, *last)}
-    return [*first, *(p for p in pieces if id(p) not in moved), *last]
+    return first, [p for p in pieces if id(p) not in moved], last
