@@ -13,17 +13,23 @@ and breaks every 8-gram that runs on into the next line, about 7 in 10 of them f
 words; text in reading order keeps them all. Joining words without separators makes the test
 indifferent to spaces, hyphens and punctuation, which extractors disagree on. Standalone numbers
 of up to 3 digits are dropped on both sides: page numbers, footnote marks and margin line
-numbers are placed anywhere by every extractor. What stays unmatched on a well-read page is
-mostly running headers and footers and tables, which poppler and PyMuPDF order differently.
+numbers are placed anywhere by every extractor. Poppler's lines of page furniture are left out
+(where a running header sits is no part of the text's order). What stays unmatched on a
+well-read page is mostly tables, which poppler and PyMuPDF order differently, and 8-grams
+across a chunk boundary.
+
+Furniture: the lines ``alignment.furniture`` finds (a page's top or bottom 12%, text recurring
+there on 3 pages or more, numbers aside). Per chunker, the share of them found in the text of a
+chunk of their page, and their share of all chunk text.
 
 Documents: every PDF directly in ../shared/pdfs (skipped with a message if absent; not the
 financebench/ folder of 10-Ks, 2,900 pages), of which pdfjs_freeculture.pdf (352 pages) is
 sampled (every 8th page, as a PDF of those pages); and the generated column pages
 (gen_irs.make_columns) and table pages (gen_cells.make_tables). "before" is the chunker of git
-before this bench (``legacy_chunks``: PyMuPDF blocks in drawing order), "after" is
-``app.pdfs.chunking.chunk_pdf``, measured in the same run.
+``--before`` (default main: its ``app/pdfs/chunking.py`` loaded from ``git show`` as a module
+beside today's), "after" is ``app.pdfs.chunking.chunk_pdf``, measured in the same run.
 
-    .venv/bin/python bench/reading_order.py [PDF ...] [--n 8]
+    .venv/bin/python bench/reading_order.py [PDF ...] [--n 8] [--before REF]
 """
 
 from __future__ import annotations
