@@ -120,9 +120,11 @@ def without_furniture(pieces: list[Segment], ranges: list[tuple[int, int]]) -> l
 
 
 def _bottom_cut(pieces: list[Segment], band: float) -> float | None:
-    """The highest top from which every piece lies in the bottom band (at or below ``band``)
-    with a clear gap over all the pieces above it; None when there is no such gap."""
-    for piece in sorted((p for p in pieces if p.y0 >= band), key=lambda p: p.y0):
+    """The top of the lowest block of pieces in the bottom band (at or below ``band``) that
+    stands clear of all the pieces above it; None when there is none. The outermost block
+    only: a 10-K's statement heads ("For the Years Ended December 31,") recur near the top of
+    several pages too, but under the running header, and run on into the table."""
+    for piece in sorted((p for p in pieces if p.y0 >= band), key=lambda p: -p.y0):
         above = [p.y1 for p in pieces if p.y0 < piece.y0]
         if not above or piece.y0 - max(above) >= CLEARANCE * piece.height:
             return piece.y0
