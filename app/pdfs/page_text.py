@@ -10,12 +10,13 @@ page's only heading, a stamp) stays.
 The first page's title is kept when a running header repeats it: there it is set larger than on
 the pages after (it is the document's title, not a header).
 
-Pieces in the top or bottom band that stand clear of the body (half a line or more of space between)
-are read first or last on their page, wherever the PDF drew them: PyMuPDF puts a stamp drawn
-last at the top of the page between the page's last sentence and the next page's first. Only
-there is furniture left out: a statement's title block, column heads and first rows also recur
-at the top of several pages of a 10-K, but run on into the table (and its years are no page
-numbers: a bare number is furniture only when it counts with the pages).
+The outermost block of the top or bottom band, when it stands clear of the rest (half a line
+or more of space between), is read first or last on its page, wherever the PDF drew it: PyMuPDF
+puts a stamp drawn last at the top of the page between the page's last sentence and the next
+page's first. Only there is furniture left out: a 10-K statement's title, column heads and first
+rows also recur near the top of several pages, under the running header, and run on into the
+table (its years are no page numbers either: a bare number is furniture only when it counts
+with the pages).
 """
 
 from __future__ import annotations
