@@ -33,7 +33,13 @@ from app.alignment.layout import SPLIT_GAP, Segment, segments
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
-from app.pdfs.page_text import bands, furniture_ranges, side_furniture, without_furniture
+from app.pdfs.page_text import (
+    bands,
+    full_line,
+    furniture_ranges,
+    side_furniture,
+    without_furniture,
+)
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -268,13 +274,6 @@ def _cell_text(index: DocumentIndex, lines: list[Segment]) -> str:
     return text
 
 
-def _full_line(pieces: list[Segment], last: Segment) -> bool:
-    """Whether ``last`` ends at the right edge of its column (the pieces it shares its x-span
-    with), within about a character: the text wraps on."""
-    right = max(p.x1 for p in pieces if p.x0 < last.x1 and p.x1 > last.x0)
-    return last.x1 >= right - 1.5 * last.height
-
-
 def _page_paragraphs(
     index: DocumentIndex,
     page: int,
@@ -313,7 +312,7 @@ def _page_paragraphs(
             paragraphs[-1] += _line_joiner(paragraphs[-1], text) + text
             state = _Paragraph(row[0].y0 - previous[0].y0, max(state.right, row[-1].x1))
         previous = row
-    return paragraphs, previous is not None and len(previous) == 1 and _full_line(
+    return paragraphs, previous is not None and len(previous) == 1 and full_line(
         pieces, previous[0]
     )
 

@@ -150,3 +150,10 @@ def bands(
         return pieces, [], []  # all of the page is in its bands: a page of furniture only
     moved = {id(p) for p in (*first, *last)}
     return first, [p for p in pieces if id(p) not in moved], last
+
+
+def full_line(pieces: list[Segment], last: Segment) -> bool:
+    """Whether ``last`` ends at the right edge of its column (the pieces it shares its x-span
+    with), within about a character: the text wraps on."""
+    right = max(p.x1 for p in pieces if p.x0 < last.x1 and p.x1 > last.x0)
+    return last.x1 >= right - 1.5 * last.height
