@@ -191,3 +191,34 @@ def test_a_stamp_up_the_side_margin_of_every_page_is_left_out(tmp_path: Path) ->
     text = "\n".join(chunk.text for chunk in chunks)
     assert "DSKJLSW7X2PROD" not in text
     assert text.count(sentence) == 3
+
+
+def test_statement_heads_under_the_running_header_stay(tmp_path: Path) -> None:
+    """A 10-K prints each statement's heads near the top of its page, under the running header:
+    they recur in the top band of several pages too, but are the table's column heads (its years
+    are no page numbers). Only the outermost block, clear of the rest, is furniture."""
+    doc = pymupdf.open()
+    for _ in range(4):
+        doc.new_page(width=612, height=792)
+    for number in range(4):
+        page = doc[number]
+        page.insert_text((54, 30), "Table of Contents", fontsize=9)
+        heads = ["ACME CORP AND SUBSIDIARIES", "(In millions)", "For the Years Ended December 31,"]
+        for at, head in enumerate(heads):
+            page.insert_text((230, 52 + 11 * at), head, fontsize=9)
+        page.insert_text((400, 85), "2023", fontsize=9)
+        page.insert_text((460, 85), "2022", fontsize=9)
+        for row in range(20):
+            y = 100 + 11 * row
+            page.insert_text((54, y), f"Line item {number}-{row} of the statement", fontsize=9)
+            page.insert_text((400, y), f"{1000 + 37 * row:,}", fontsize=9)
+            page.insert_text((460, y), f"{900 + 41 * row:,}", fontsize=9)
+        page.insert_text((300, 770), f"F-{number + 1}", fontsize=9)
+    doc.save(tmp_path / "statements.pdf")
+    chunks, _ = chunk_pdf(tmp_path / "statements.pdf", target_chars=400, max_chars=800)
+    text = "\n".join(chunk.text for chunk in chunks)
+    assert "Table of Contents" not in text
+    assert not any(f"F-{n}" in text for n in range(1, 5))
+    assert text.count("For the Years Ended December 31,") == 4
+    assert text.count("(In millions)") == 4
+    assert text.count("2023 2022") == 4
