@@ -1,0 +1,70 @@
+"""LibreOffice conversions as pdfs/convert.py runs them: the real soffice, private profiles (two
+at once do not collide), and a conversion past its clock killed with its whole process group."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import psutil
+import pymupdf
+import pytest
+
+from app.pdfs.convert import ConvertLimits, OfficeConverter
+from app.pdfs.errors import ConversionTimedOut
+from tests.fixtures.office import docx_bytes, rtf_bytes
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) needed"),
+]
+
+
+def _text(pdf: bytes) -> str:
+    with pymupdf.open(stream=pdf) as doc:
+        return " ".join(" ".join(page.get_text() for page in doc).split())
+
+
+def _converters_running() -> list[str]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        line = " ".join(process.info["cmdline"] or [])
+        if "soffice" in line and "highlight-office-" in line:
+            found.append(line[:120])
+    return found
+
+
+def test_two_conversions_at_once_each_get_their_own_pdf() -> None:
+    converter = OfficeConverter(ConvertLimits(slots=2))
+    results: dict[str, str] = {}
+
+    def convert(word: str) -> None:
+        data = docx_bytes([f"The {word} ferry leaves at seven."])
+        results[word] = _text(converter.convert(data, "docx", f"{word}.docx"))
+
+    try:
+        threads = [threading.Thread(target=convert, args=(w,)) for w in ("blue", "green")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        converter.close()
+    assert results == {
+        "blue": "The blue ferry leaves at seven.",
+        "green": "The green ferry leaves at seven.",
+    }
+
+
+def test_a_conversion_past_its_clock_is_killed_with_its_process_group() -> None:
+    # 6000 paragraphs take LibreOffice far longer than the 1 s allowed.
+    big = rtf_bytes([f"Paragraph {n} of a long report about ferries." for n in range(6000)])
+    converter = OfficeConverter(ConvertLimits(timeout_s=1.0))
+    try:
+        with pytest.raises(ConversionTimedOut, match=r"report\.rtf was not converted"):
+            converter.convert(big, "rtf", "report.rtf")
+    finally:
+        converter.close()
+    # Killed with the group by the time the error is raised, not left to notice on its own
+    # that the script that started it is gone.
+    assert _converters_running() == []
