@@ -194,20 +194,24 @@ class OfficeConverter:
             str(out),
             str(source),
         ]
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=home,
-            env=_environment(home),
-            process_group=0,
-        )
+        # A file, not a pipe: soffice.bin inherits it, and a pipe it holds open would keep the
+        # wait going past a kill of the script that started it.
+        errors = home / "stderr.txt"
+        with errors.open("wb") as err:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=home,
+                env=_environment(home),
+                process_group=0,
+            )
         try:
-            _, err = process.communicate(timeout=limits.timeout_s)
+            process.wait(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(process.pid)
-            process.communicate()
+            process.wait()
             raise ConversionTimedOut(
                 f"{name} was not converted to PDF within {limits.timeout_s:g} s "
                 "(HIGHLIGHT_OFFICE_TIMEOUT_S); split it into smaller documents or send it as a "
@@ -216,7 +220,7 @@ class OfficeConverter:
         finally:
             # soffice.bin may outlive the script that started it.
             _kill_group(process.pid)
-        return process.returncode, err.decode("utf-8", "replace")[-2000:]
+        return process.returncode, errors.read_bytes()[-2000:].decode("utf-8", "replace")
 
     def _result(self, pdf: Path, returncode: int, stderr: str, name: str) -> bytes:
         limits = self.limits
