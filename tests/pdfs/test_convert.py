@@ -3,16 +3,19 @@ at once do not collide), and a conversion past its clock killed with its whole p
 
 from __future__ import annotations
 
+import http.server
 import shutil
 import threading
+from collections.abc import Iterator
 
 import psutil
 import pymupdf
 import pytest
 
+from app.pdfs import convert
 from app.pdfs.convert import ConvertLimits, OfficeConverter
 from app.pdfs.errors import ConversionTimedOut
-from tests.fixtures.office import docx_bytes, rtf_bytes
+from tests.fixtures.office import docx_bytes, odt_linking, rtf_bytes
 
 pytestmark = [
     pytest.mark.slow,
@@ -68,3 +71,60 @@ def test_a_conversion_past_its_clock_is_killed_with_its_process_group() -> None:
     # Killed with the group by the time the error is raised, not left to notice on its own
     # that the script that started it is gone.
     assert _converters_running() == []
+
+
+class _Requests(http.server.BaseHTTPRequestHandler):
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        self.seen.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def picture_server() -> Iterator[tuple[str, list[str]]]:
+    """A real HTTP server on this machine's loopback, recording what is asked of it."""
+    seen: list[str] = []
+    handler = type("Handler", (_Requests,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/picture.png", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _fetches(url: str, isolate: bool | None) -> None:
+    converter = OfficeConverter(ConvertLimits(isolate_network=isolate))
+    try:
+        assert _text(converter.convert(odt_linking(url), "odt", "linked.odt")) == "A picture:"
+    finally:
+        converter.close()
+
+
+@pytest.mark.skipif(not convert._can_isolate(), reason="user namespaces are not permitted here")
+def test_a_linked_picture_is_fetched_by_neither_guard_alone(
+    picture_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, seen = picture_server
+    _fetches(url, None)  # both guards: the profile's settings and the network namespace
+    assert seen == []
+    monkeypatch.setattr(convert, "_SETTINGS", "")
+    _fetches(url, None)  # the namespace alone: its loopback is not this machine's
+    assert seen == []
+    _fetches(url, False)  # neither: LibreOffice fetches it, as a document asks
+    assert seen == ["/picture.png"]
+
+
+def test_the_profile_alone_keeps_a_linked_picture_unfetched(
+    picture_server: tuple[str, list[str]],
+) -> None:
+    url, seen = picture_server
+    _fetches(url, False)
+    assert seen == []
