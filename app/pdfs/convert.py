@@ -311,7 +311,9 @@ def _crashed(returncode: int, stderr: str) -> bool:
     signals = (signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGKILL)
     died = returncode < 0 and -returncode in signals
     shell_died = returncode > 128 and returncode - 128 in signals
-    return died or shell_died or "bad_alloc" in stderr
+    # Under a low limit the program cannot even map its libraries ("failed to map segment").
+    starved = "failed to map segment" in stderr or "Cannot allocate memory" in stderr
+    return died or shell_died or starved or "bad_alloc" in stderr
 
 
 def _kill_group(pid: int) -> None:

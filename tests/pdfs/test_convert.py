@@ -14,7 +14,7 @@ import pytest
 
 from app.pdfs import convert
 from app.pdfs.convert import ConvertLimits, OfficeConverter
-from app.pdfs.errors import ConversionTimedOut
+from app.pdfs.errors import ConversionTimedOut, ConversionTooLarge
 from tests.fixtures.office import docx_bytes, odt_linking, rtf_bytes
 
 pytestmark = [
@@ -128,3 +128,13 @@ def test_the_profile_alone_keeps_a_linked_picture_unfetched(
     url, seen = picture_server
     _fetches(url, False)
     assert seen == []
+
+
+def test_a_conversion_over_its_memory_is_refused_naming_the_setting() -> None:
+    # 128 MB: LibreOffice cannot even map its libraries (it needs about 256 MB to start).
+    converter = OfficeConverter(ConvertLimits(memory_mb=128))
+    try:
+        with pytest.raises(ConversionTooLarge, match=r"more than 128 MB .*OFFICE_MEMORY_MB"):
+            converter.convert(docx_bytes(["The ferry leaves at seven."]), "docx", "a.docx")
+    finally:
+        converter.close()
