@@ -28,6 +28,7 @@ from tests.fixtures.office import (
     words_under,
     xlsx_bytes,
 )
+from tests.fixtures.s3 import S3Bucket
 
 pytestmark = pytest.mark.skipif(
     shutil.which("soffice") is None or shutil.which("pdftotext") is None,
@@ -156,6 +157,34 @@ async def test_the_same_docx_again_is_the_same_pdf_and_keeps_its_highlights(
     root = tmp_path / "pdfs"
     assert (root / "originals" / f"{original}.docx").read_bytes() == data
     assert (root / "converted" / f"{original}.sha256").read_text() == first["sha256"]
+
+
+async def test_on_an_object_store_the_original_and_its_conversion_are_objects(
+    sqlite_url: str, s3_bucket: S3Bucket, tmp_path: Path
+) -> None:
+    data = docx_bytes(SENTENCES)
+    original = hashlib.sha256(data).hexdigest()
+    settings = _settings(
+        sqlite_url,
+        tmp_path,
+        storage_url=s3_bucket.url,
+        storage_cache_dir=tmp_path / "storage-cache",
+    )
+    async with app_client(settings) as client:
+        first = (await _upload(client, "ferry", data, "ferry.docx")).json()
+        await _highlight_and_check(client, first["chunks"][0]["id"], "docx", "ferry.docx", tmp_path)
+    # Another replica (its own cache) finds the record and the PDF in the store.
+    settings = settings.model_copy(update={"storage_cache_dir": tmp_path / "replica-cache"})
+    async with app_client(settings) as client:
+        again = (await _upload(client, "ferry", data, "ferry.docx")).json()
+    assert (again["sha256"], again["changed"], again["newly_stored"]) == (
+        first["sha256"],
+        False,
+        False,
+    )
+    store = s3_bucket.store()
+    assert bytes(store.get(f"originals/{original}.docx").bytes()) == data
+    assert bytes(store.get(f"converted/{original}.sha256").bytes()).decode() == first["sha256"]
 
 
 async def test_ingest_takes_an_office_file_by_its_content(

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import http.server
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pymupdf
@@ -28,11 +30,12 @@ def _text(pdf: bytes) -> str:
         return " ".join(" ".join(page.get_text() for page in doc).split())
 
 
-def _converters_running() -> list[str]:
+def _converters_running(under: Path) -> list[str]:
+    """LibreOffice processes whose profile is under ``under`` (this test's, not another's)."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         line = " ".join(process.info["cmdline"] or [])
-        if "soffice" in line and "highlight-office-" in line:
+        if "soffice" in line and str(under) in line:
             found.append(line[:120])
     return found
 
@@ -59,7 +62,11 @@ def test_two_conversions_at_once_each_get_their_own_pdf() -> None:
     }
 
 
-def test_a_conversion_past_its_clock_is_killed_with_its_process_group() -> None:
+def test_a_conversion_past_its_clock_is_killed_with_its_process_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The converter's folders (profiles, its files) under this test's own folder.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # 6000 paragraphs take LibreOffice far longer than the 1 s allowed.
     big = rtf_bytes([f"Paragraph {n} of a long report about ferries." for n in range(6000)])
     converter = OfficeConverter(ConvertLimits(timeout_s=1.0))
@@ -70,7 +77,7 @@ def test_a_conversion_past_its_clock_is_killed_with_its_process_group() -> None:
         converter.close()
     # Killed with the group by the time the error is raised, not left to notice on its own
     # that the script that started it is gone.
-    assert _converters_running() == []
+    assert _converters_running(tmp_path) == []
 
 
 class _Requests(http.server.BaseHTTPRequestHandler):
