@@ -124,6 +124,21 @@ async def test_each_office_format_is_converted_chunked_and_highlighted(
         assert (document["source_format"], document["original_name"]) == (fmt, name)
 
 
+async def test_a_word_placeholder_title_gives_way_to_the_original_name(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    data = docx_bytes(SENTENCES, title="Microsoft Word - Document1")
+    async with app_client(_settings(sqlite_url, tmp_path)) as client:
+        body = (await _upload(client, "ferry", data, "Ferry_timetable.docx")).json()
+        result = await _highlight_and_check(
+            client, body["chunks"][0]["id"], "docx", "Ferry_timetable.docx", tmp_path
+        )
+        stored = await client.get(f"/v2/highlights/{result['highlights'][0]['highlight_id']}")
+    assert body["title"] == result["document_title"] == "Ferry timetable"
+    # What the viewer shows above the pages.
+    assert stored.json()["document_title"] == "Ferry timetable"
+
+
 async def test_the_same_docx_again_is_the_same_pdf_and_keeps_its_highlights(
     database_url: str, tmp_path: Path
 ) -> None:
