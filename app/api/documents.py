@@ -189,6 +189,7 @@ async def put_document_file(
         Query(
             min_length=1,
             max_length=255,
+            pattern=r"^[^\x00-\x1f\x7f]+$",
             description="The file's name, recorded as the document's original_name and shown "
             "as its title when it has none of its own; with text, .md marks Markdown. Never "
             "decides the type: the bytes do.",

@@ -11,8 +11,9 @@ conversion is a child process of its own, in its own process group, with:
 - an address-space limit (``RLIMIT_AS``, ``HIGHLIGHT_OFFICE_MEMORY_MB``): LibreOffice needs about
   256 MB for a one-line RTF and under 1 GB for a 20-page report with pictures; 2048 MB refuses
   a picture bomb in a second or two instead of taking the machine;
-- a file-size limit (``RLIMIT_FSIZE``, ``HIGHLIGHT_MAX_PDF_BYTES``): a PDF it writes past that
-  stops it (SIGXFSZ), so the disk cannot be filled either;
+- a file-size limit (``RLIMIT_FSIZE``: ``HIGHLIGHT_MAX_PDF_BYTES``, at least 256 MB, since it
+  holds for every file LibreOffice writes): a file past it stops it (SIGXFSZ), so the disk
+  cannot be filled; a PDF over ``HIGHLIGHT_MAX_PDF_BYTES`` is refused when it is done;
 - its own user profile, copied per conversion from a template made once per process: two
   conversions sharing a profile collide (the second exits at once, handing its work to the
   first through the profile's pipe), and a fresh profile costs 2-5 s of LibreOffice's start-up
@@ -88,6 +89,8 @@ _LAST_VERSION = (
     '<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" '
     'oor:op="fuse"><value>{}</value></prop></item>\n'
 )
+# The smallest file-size limit a conversion gets, whatever the PDF's cap.
+_MIN_FILE_LIMIT = 256 * 1024 * 1024
 # A document for the template's first start.
 _TINY_RTF = b"{\\rtf1\\ansi\\pard profile\\par}"
 
@@ -179,7 +182,9 @@ class OfficeConverter:
             "-c",
             _TRAMPOLINE,
             str(limits.memory_mb * 1024 * 1024),
-            str(limits.max_output_bytes),
+            # Every file it writes (its profile, its temporary files) is under this, so it
+            # is not the PDF's cap itself, checked after: a low cap would make it fail oddly.
+            str(max(limits.max_output_bytes, _MIN_FILE_LIMIT)),
             *(_ISOLATE if self._network_isolation() else []),
             program,
             "--headless",

@@ -145,3 +145,12 @@ def test_a_conversion_over_its_memory_is_refused_naming_the_setting() -> None:
             converter.convert(docx_bytes(["The ferry leaves at seven."]), "docx", "a.docx")
     finally:
         converter.close()
+
+
+def test_a_pdf_over_the_size_cap_is_refused() -> None:
+    converter = OfficeConverter(ConvertLimits(max_output_bytes=4096))
+    try:
+        with pytest.raises(ConversionTooLarge, match=r"larger than this service accepts \(4096"):
+            converter.convert(docx_bytes(["The ferry leaves at seven."]), "docx", "a.docx")
+    finally:
+        converter.close()
