@@ -14,6 +14,7 @@ from app.core.fields import (
     StorableText,
     VisibleText,
 )
+from app.core.formats import SourceFormat
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -125,6 +126,14 @@ class NormalizedRect(ResponseModel):
     y1: float = Field(ge=0, le=1)
 
 
+SOURCE_FORMAT = (
+    "pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF "
+    "from (the rectangles are on the converted PDF's pages), or html, markdown or text"
+)
+ORIGINAL_NAME = (
+    "The name of the file the document was made from (an Office file's, before conversion), "
+    "for showing beside the PDF; null when it was sent without one."
+)
 SUPPORT_SCORE = (
     "How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the "
     "share of the claim's telling words and figures its highlighted sentences show (weighed by "
@@ -204,6 +213,14 @@ class CitationResult(ResponseModel):
     chunk_id: str
     document_id: str | None
     document_title: str | None = None
+    # Defaults so that answers cached before the fields existed still parse.
+    source_format: SourceFormat | None = Field(
+        default=None,
+        description="What the cited document was made from: "
+        + SOURCE_FORMAT
+        + "; null only for unknown chunks.",
+    )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
     status: CitationStatus
     reason: Reason | None = Field(
         description="Set whenever the citation is not highlighted, or was highlighted by the "
@@ -293,6 +310,11 @@ class StoredHighlightOut(ResponseModel):
     highlight_id: str
     document_id: str
     document_title: str
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf,
+        description="What the document was made from: " + SOURCE_FORMAT + ".",
+    )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
     chunk_id: str
     pdf_sha256: str = Field(
         description="SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is "

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.errors import Busy
+from app.core.formats import SourceFormat
 from app.db.session import transaction
 from app.documents import repository as documents
 from app.documents.errors import DocumentNotFound
@@ -102,7 +103,11 @@ class StoredHighlights:
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
-            document_title=shown_title(document.title, document.source_path, document.id),
+            document_title=shown_title(
+                document.title, document.original_name or document.source_path, document.id
+            ),
+            source_format=SourceFormat(document.source_format),
+            original_name=document.original_name,
             chunk_id=row.chunk_id,
             pdf_sha256=row.document_sha256,
             pdf_url=links.pinned_pdf(document.id, row.document_sha256),
