@@ -54,6 +54,9 @@ class StoredChunk:
     sha256: str
     # When the document's content last changed: other chunks' texts weigh its words.
     updated_at: datetime | None = None
+    # app.core.formats.SourceFormat's value: "pdf", an Office format (converted to a PDF), or a
+    # web or text source ("html", "markdown", "text"), which has no PDF.
+    source_format: str = "pdf"
 
 
 @dataclass(frozen=True)

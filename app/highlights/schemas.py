@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -157,6 +157,32 @@ class Claim(ResponseModel):
     )
 
 
+class TextQuoteSelector(ResponseModel):
+    """W3C Web Annotation TextQuoteSelector (https://www.w3.org/TR/annotation-model/
+    #text-quote-selector) over the document's text (GET /v2/documents/{id}/text)."""
+
+    type: Literal["TextQuoteSelector"] = "TextQuoteSelector"
+    exact: str = Field(description="The highlighted text, as in the document's text.")
+    prefix: str = Field(
+        description="The text just before it: 32 characters, or more until prefix + exact + "
+        "suffix occurs once in the document's text (fewer at its start)."
+    )
+    suffix: str = Field(description="The text just after it, as long as the prefix.")
+
+
+class TextPositionSelector(ResponseModel):
+    """W3C Web Annotation TextPositionSelector (https://www.w3.org/TR/annotation-model/
+    #text-position-selector): Unicode code point offsets into the document's text, end
+    exclusive."""
+
+    type: Literal["TextPositionSelector"] = "TextPositionSelector"
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+Selector = Annotated[TextQuoteSelector | TextPositionSelector, Field(discriminator="type")]
+
+
 class Highlight(ResponseModel):
     highlight_id: str = Field(
         description="Stable id: the same document content, chunk and sentence offsets always "
@@ -197,6 +223,19 @@ class Highlight(ResponseModel):
         "that draw a single block.",
     )
     normalized_rects: list[NormalizedRect]
+    selectors: list[Selector] = Field(
+        default_factory=list,
+        description="The sentence in the document's text (GET /v2/documents/{id}/text: a web "
+        "or text source's text, a PDF's chunk texts joined by a blank line in order) as W3C Web "
+        "Annotation selectors: a TextQuoteSelector, then a TextPositionSelector. Empty only "
+        "for a highlight stored before selectors existed, fetched by id.",
+    )
+    text_fragment: str | None = Field(
+        default=None,
+        description="For a web page (an HTML source): a URL text fragment "
+        "(#:~:text=prefix-,start,end,-suffix) to append to the page's own URL, which a browser "
+        "scrolls to and marks. Null for other sources.",
+    )
 
 
 class CitationResult(ResponseModel):
