@@ -51,6 +51,7 @@ _CHUNK_COLUMNS = (
     _document.c.source_path,
     _document.c.sha256,
     _document.c.updated_at,
+    _document.c.source_format,
 )
 # The reads of every batch (a result-cache hit is little else), built once with their values as
 # parameters: building a statement and coercing each id into it cost more CPU than the queries.
@@ -105,7 +106,7 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
     if not chunk_ids:
         return {}
     rows = session.execute(_CHUNKS_BY_ID, {"ids": list(set(chunk_ids))})
-    return {row[0]: _shown(StoredChunk(*row)) for row in rows}
+    return {row[0]: _shown(StoredChunk(*tuple(row))) for row in rows}
 
 
 def _shown(chunk: StoredChunk) -> StoredChunk:

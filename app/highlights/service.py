@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from app.core import tracing
 from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
+from app.core.formats import TEXT
 from app.db.session import transaction
 from app.db.spans import transaction_attributes
 from app.db.threaded import in_thread_transaction, run_transaction
@@ -69,8 +70,6 @@ if TYPE_CHECKING:  # the client imports openai (a second): built only when an LL
     from app.llm.client import StructuredClient
 
 log = logging.getLogger(__name__)
-# The formats stored as text (app.core.formats' text family): no PDF, no index.
-TEXT = frozenset({"html", "markdown", "text"})
 # Old cache rows are deleted at most this often per process (on a write).
 PRUNE_EVERY_S = 600.0
 # Storing a batch's highlights is tried again after a deadlock or serialization failure.

@@ -122,8 +122,7 @@ def with_selectors(
             results.append(result)
             continue
         highlights = [
-            selected(h, source, result.chunk_id, result.chunk_id in html)
-            for h in result.highlights
+            selected(h, source, result.chunk_id, result.chunk_id in html) for h in result.highlights
         ]
         results.append(result.model_copy(update={"highlights": highlights}))
     return response.model_copy(update={"results": results})

@@ -20,7 +20,9 @@ REPETITIVE = st.text(alphabet="ab \n.", min_size=1, max_size=300)
 
 
 @st.composite
-def text_and_span(draw: st.DrawFn, texts: st.SearchStrategy[str] = REPETITIVE):
+def text_and_span(
+    draw: st.DrawFn, texts: st.SearchStrategy[str] = REPETITIVE
+) -> tuple[str, int, int]:
     text = draw(texts)
     start = draw(st.integers(0, len(text)))
     end = draw(st.integers(start, len(text)))

@@ -1,0 +1,206 @@
+"""Web and text sources (HTML, Markdown, plain text): stored as text, chunked by paragraphs,
+highlighted in their text without a PDF.
+
+An upload keeps two files in the storage, each named by its content hash: the original bytes
+(``original_path``/``original_sha256``) and the document's text extracted from them
+(``source_path``/``sha256``, UTF-8; ``documents/text_extract.py``, deterministic from the bytes).
+The chunks are consecutive blocks of that text (paragraphs, headings, items, rows) of at most
+``CHUNK_CHARS`` characters, joined by the blank line that separates them in the text, so the
+chunks tile the text: ``text[source_start:source_end]`` is each chunk's text, and the text is
+the chunks' texts joined by a blank line (what the highlights' selectors index,
+``highlights/sources.py``). A text source has one page: ``page_count`` 1, every chunk on page 1.
+
+Text must be UTF-8 (a BOM is allowed): anything else is refused by ``sniff`` with a 422 saying
+to save it as UTF-8.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.core.errors import BadRequest
+from app.core.fields import CHUNK_ID_MAX
+from app.core.formats import TEXT, SourceFormat
+from app.db.session import in_transaction
+from app.documents import repository
+from app.documents.errors import ChunkIdsTaken
+from app.documents.models import Chunk, Document
+from app.documents.text_extract import (
+    SEPARATOR,
+    SourceDocument,
+    html_to_text,
+    markdown_to_text,
+    plain_to_text,
+)
+from app.pdfs.storage import PdfStorage, SavedPdf
+from app.pdfs.titles import title_from_name
+
+# Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
+CHUNK_CHARS = 1_600
+WRITE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    id: str
+    ordinal: int
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TextUpload:
+    document: Document
+    created: bool
+    changed: bool
+    saved: SavedPdf  # the stored original (newly_stored: whether its bytes were new)
+    source: SourceDocument
+
+
+def extract(data: bytes, fmt: SourceFormat) -> SourceDocument:
+    """The document's text of a web or text source's bytes (UTF-8, sniffed before)."""
+    if fmt not in TEXT:
+        raise ValueError(f"{fmt} is not a text source")
+    try:
+        decoded = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(
+            f"the text is not UTF-8 (byte {exc.start} cannot be read): save it as UTF-8 and "
+            "upload it again",
+            details={"offset": exc.start},
+        ) from exc
+    if fmt is SourceFormat.html:
+        return html_to_text(decoded)
+    if fmt is SourceFormat.markdown:
+        return markdown_to_text(decoded)
+    return plain_to_text(decoded)
+
+
+def chunk_source(source: SourceDocument, document_id: str) -> list[TextChunk]:
+    """Consecutive blocks up to ``CHUNK_CHARS`` (a longer block alone); a heading starts a new
+    chunk, so a section's heading is read with its first paragraph."""
+    prefix = document_id[: CHUNK_ID_MAX - 6]
+    spans: list[tuple[int, int]] = []
+    only_headings = False  # the current chunk holds headings alone (a title over a subtitle)
+    for block in source.blocks:
+        heading = block.kind == "heading"
+        if spans and (not heading or only_headings) and block.end - spans[-1][0] <= CHUNK_CHARS:
+            spans[-1] = (spans[-1][0], block.end)
+            only_headings = only_headings and heading
+            continue
+        spans.append((block.start, block.end))
+        only_headings = heading
+    return [
+        TextChunk(f"{prefix}-c{i:04d}", i, source.text[start:end], start, end)
+        for i, (start, end) in enumerate(spans)
+    ]
+
+
+def _stored(storage: PdfStorage, data: bytes) -> tuple[SavedPdf, str]:
+    sha256 = hashlib.sha256(data).hexdigest()
+    return storage.save(data, sha256), sha256
+
+
+def _store(
+    storage: PdfStorage, data: bytes, fmt: SourceFormat
+) -> tuple[SourceDocument, SavedPdf, str, SavedPdf, str]:
+    """Blocking: extract, then store the original and the text, each by its content."""
+    source = extract(data, fmt)
+    if not source.text.strip():
+        raise BadRequest(f"the {fmt.value} file has no text to highlight")
+    original, original_sha = _stored(storage, data)
+    text, text_sha = _stored(storage, source.text.encode("utf-8"))
+    return source, original, original_sha, text, text_sha
+
+
+async def upload_text(
+    session_factory: async_sessionmaker[AsyncSession],
+    storage: PdfStorage,
+    document_id: str,
+    data: bytes,
+    fmt: SourceFormat,
+    *,
+    original_name: str | None = None,
+    title: str | None = None,
+) -> TextUpload:
+    """Store a web or text source and put its document and chunks (replacing the id's chunks,
+    as a document PUT does), in one transaction. The same bytes again change nothing."""
+    source, original, original_sha, text, text_sha = await asyncio.to_thread(
+        _store, storage, data, fmt
+    )
+    chunks = chunk_source(source, document_id)
+    shown = (
+        title
+        or source.title
+        or (title_from_name(original_name) if original_name else "")
+        or document_id
+    )[:500]
+
+    async def write(session: AsyncSession) -> tuple[Document, bool, bool]:
+        owners = await repository.chunk_owners(session, [c.id for c in chunks])
+        foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
+        if foreign:
+            raise ChunkIdsTaken(foreign)
+        document = await repository.get_document(session, document_id)
+        facts = (shown, text.source_path, text_sha, fmt.value, original_name, original_sha)
+        incoming = [(c.id, c.ordinal, c.text, c.start, c.end) for c in chunks]
+        if document is not None:
+            known = (
+                document.title,
+                document.source_path,
+                document.sha256,
+                document.source_format,
+                document.original_name,
+                document.original_sha256,
+            )
+            stored = sorted(
+                (c.id, c.ordinal, c.text, c.source_start, c.source_end) for c in document.chunks
+            )
+            if known == facts and stored == incoming:
+                return document, False, False
+        created = document is None
+        if document is None:
+            document = Document(id=document_id, created_at=datetime.now(UTC))
+            session.add(document)
+        document.title = shown
+        document.source_path = text.source_path
+        document.sha256 = text_sha
+        document.page_count = 1
+        document.source_format = fmt.value
+        document.original_name = original_name
+        document.original_sha256 = original_sha
+        document.original_path = original.source_path
+        document.updated_at = datetime.now(UTC)
+        await session.flush()
+        rows = [
+            Chunk(
+                id=c.id,
+                document_id=document_id,
+                ordinal=c.ordinal,
+                text=c.text,
+                page_start=1,
+                page_end=1,
+                source_start=c.start,
+                source_end=c.end,
+            )
+            for c in chunks
+        ]
+        await repository.replace_chunks(session, document, rows)
+        await session.refresh(document, ["chunks"])
+        return document, created, True
+
+    document, created, changed = await in_transaction(
+        session_factory, write, attempts=WRITE_ATTEMPTS
+    )
+    return TextUpload(document, created, changed, original, source)
+
+
+def joined(chunks: list[TextChunk]) -> str:
+    """The document's text again from its chunks (the invariant the selectors rely on)."""
+    return SEPARATOR.join(c.text for c in chunks)
