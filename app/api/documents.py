@@ -18,10 +18,13 @@ from app.documents.models import Document
 from app.documents.schemas import (
     ChunkOut,
     DocumentOut,
+    DocumentText,
     DocumentUpsert,
     DocumentUpsertResult,
     PdfUploadResult,
+    TextBlock,
 )
+from app.documents.text_sources import document_text
 from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
@@ -257,6 +260,28 @@ async def get_document_pdf(
         filename=f"{document_id}.pdf",
         content_disposition_type="inline",
         headers=headers,
+    )
+
+
+@files.get(
+    "/{document_id}/text",
+    response_model=DocumentText,
+    responses=error_responses(404, 422, 503),
+)
+async def get_document_text(document_id: DocumentId, documents: DocumentsDep) -> DocumentText:
+    """The text the highlights' selectors index (TextQuoteSelector, TextPositionSelector), with
+    its blocks: what the viewer shows of a web or text source. With auth on, a bearer token or
+    the signature of the viewer's link."""
+    document, text, blocks = await document_text(
+        documents.session_factory, documents.storage, document_id
+    )
+    return DocumentText(
+        document_id=document.id,
+        title=shown_title(document.title, document.source_path, document.id),
+        source_format=SourceFormat(document.source_format),
+        sha256=document.sha256,
+        text=text,
+        blocks=[TextBlock(kind=b.kind, level=b.level, start=b.start, end=b.end) for b in blocks],
     )
 
 

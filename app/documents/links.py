@@ -104,5 +104,10 @@ class PdfLinks:
         signed = self.signed_query(document_id)
         return f"{self._pdf_path(document_id)}?sha256={sha256}{'&' + signed[1:] if signed else ''}"
 
+    def text(self, document_id: str) -> str:
+        """A web or text source's text (GET /v2/documents/{id}/text), signed like the PDF."""
+        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/text"
+        return f"{path}{self.signed_query(document_id)}"
+
     def _pdf_path(self, document_id: str) -> str:
         return f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"

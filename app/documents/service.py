@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.errors import AppError, NotFound
 from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
+from app.core.formats import TEXT
 from app.db.session import in_transaction, transaction
 from app.documents import repository
 from app.documents.errors import (
@@ -28,6 +29,7 @@ from app.documents.errors import (
     InvalidChunks,
     InvalidDocumentId,
     InvalidUpload,
+    NoPdf,
     UploadHashMismatch,
 )
 from app.documents.models import Chunk, Document
@@ -362,6 +364,8 @@ class DocumentService:
             document = await repository.get_document_row(session, document_id)
         if document is None:
             raise DocumentNotFound(document_id)
+        if document.source_format in TEXT:
+            raise NoPdf(document_id)
         if pinned is not None and pinned != document.sha256:
             raise PdfChanged(
                 f"document {document_id!r} was re-ingested with other content since this link was "

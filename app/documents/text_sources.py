@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,12 +27,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.core.errors import BadRequest
 from app.core.fields import CHUNK_ID_MAX
 from app.core.formats import TEXT, SourceFormat
-from app.db.session import in_transaction
+from app.db.session import in_transaction, transaction
 from app.documents import repository
-from app.documents.errors import ChunkIdsTaken
+from app.documents.errors import ChunkIdsTaken, DocumentNotFound
 from app.documents.models import Chunk, Document
 from app.documents.text_extract import (
     SEPARATOR,
+    PlacedBlock,
     SourceDocument,
     html_to_text,
     markdown_to_text,
@@ -40,6 +42,7 @@ from app.documents.text_extract import (
 from app.pdfs.storage import PdfStorage, SavedPdf
 from app.pdfs.titles import title_from_name
 
+log = logging.getLogger(__name__)
 # Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
 CHUNK_CHARS = 1_600
 WRITE_ATTEMPTS = 3
@@ -204,3 +207,35 @@ async def upload_text(
 def joined(chunks: list[TextChunk]) -> str:
     """The document's text again from its chunks (the invariant the selectors rely on)."""
     return SEPARATOR.join(c.text for c in chunks)
+
+
+def _blocks(storage: PdfStorage, document: Document, text: str) -> list[PlacedBlock]:
+    """Blocking: a text source's blocks, extracted again from its original (deterministic);
+    its chunks as paragraphs when that is not the text they make (an upstream re-chunked it)
+    or the original cannot be read (the text is still served: a viewer shows it plain)."""
+    spans, at = [], 0
+    for chunk in document.chunks:
+        spans.append(PlacedBlock("paragraph", 0, at, at + len(chunk.text)))
+        at += len(chunk.text) + len(SEPARATOR)
+    fmt = SourceFormat(document.source_format)
+    if fmt not in TEXT or not document.original_path or not document.original_sha256:
+        return spans
+    try:
+        data = storage.read_verified(document.original_path, document.original_sha256)
+        source = extract(data, fmt)
+    except Exception:  # missing, changed or unreadable: the chunks still show the text
+        log.warning("cannot read the original of %s again", document.id, exc_info=True)
+        return spans
+    return list(source.blocks) if source.text == text else spans
+
+
+async def document_text(
+    session_factory: async_sessionmaker[AsyncSession], storage: PdfStorage, document_id: str
+) -> tuple[Document, str, list[PlacedBlock]]:
+    """A document's text (its chunks joined by a blank line) and its blocks."""
+    async with transaction(session_factory) as session:
+        document = await repository.get_document(session, document_id)
+    if document is None:
+        raise DocumentNotFound(document_id)
+    text = SEPARATOR.join(c.text for c in document.chunks)
+    return document, text, await asyncio.to_thread(_blocks, storage, document, text)

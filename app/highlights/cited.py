@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from app.core.formats import SourceFormat
 from app.highlights.locating import ChunkLocation, LocateJob
 from app.highlights.results import MESSAGES
 from app.highlights.schemas import (
@@ -168,6 +169,7 @@ class CitedChunk:
             chunk_id=chunk.id,
             document_id=chunk.document_id,
             document_title=chunk.document_title,
+            source_format=SourceFormat(chunk.source_format),
             status=status,
             reason=reason,
             message=message,

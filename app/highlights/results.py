@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from app.core.formats import TEXT
 from app.documents.links import PdfLinks
 from app.highlights.schemas import (
     CitationResult,
@@ -143,7 +144,11 @@ def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
 def with_links(response: HighlightBatchResponse, links: PdfLinks) -> HighlightBatchResponse:
     results = []
     for r in response.results:
+        viewer = viewer_link_of(r, links)
         pdf_url, link = pdf_links_of(r, links)
-        update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer_link_of(r, links)}
+        if r.document_id is not None and r.source_format in TEXT:
+            # No PDF: the link opens the viewer on the text (marked when there are highlights).
+            pdf_url, link = None, viewer or links.viewer(r.document_id, [])
+        update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer}
         results.append(r.model_copy(update=update))
     return response.model_copy(update={"results": results})

@@ -14,6 +14,7 @@ from app.core.fields import (
     StorableText,
     VisibleText,
 )
+from app.core.formats import SourceFormat
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -243,6 +244,13 @@ class CitationResult(ResponseModel):
     chunk_id: str
     document_id: str | None
     document_title: str | None = None
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf,
+        description="What the cited document was made from (pdf for an unknown chunk). A web or "
+        "text source (html, markdown, text) has no PDF: its highlights have no rectangles "
+        "(page 1, page size 0), their selectors place them in its text, pdf_url is null and "
+        "link opens the viewer.",
+    )
     status: CitationStatus
     reason: Reason | None = Field(
         description="Set whenever the citation is not highlighted, or was highlighted by the "
@@ -262,7 +270,8 @@ class CitationResult(ResponseModel):
     page_end: int | None = None
     link: str | None = Field(
         description="Plain PDF link at the best page (…/pdf#page=N), absolute when the service "
-        "has a public base URL; null only for unknown chunks."
+        "has a public base URL; for a web or text source, the viewer showing its text with the "
+        "highlights marked; null only for unknown chunks."
     )
     # A default only so that answers cached before the field existed still parse: links are
     # never cached, with_links fills this in on every answer.
@@ -274,7 +283,7 @@ class CitationResult(ResponseModel):
         "public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries "
         "a signature (expires, signature) that lets a browser GET it without a token until "
         "it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null "
-        "exactly when link is null (an unknown chunk).",
+        "when link is null (an unknown chunk) and for a web or text source, which has no PDF.",
     )
     claims: list[Claim] = Field(
         default_factory=list,
@@ -333,12 +342,21 @@ class StoredHighlightOut(ResponseModel):
     document_id: str
     document_title: str
     chunk_id: str
-    pdf_sha256: str = Field(
-        description="SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is "
-        "served only while it is this content."
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf, description="What the document was made from."
     )
-    pdf_url: str = Field(
+    pdf_sha256: str = Field(
+        description="SHA-256 of the PDF content the rectangles belong to (of a web or text "
+        "source, of its stored text); the PDF at pdf_url is served only while it is this "
+        "content."
+    )
+    pdf_url: str | None = Field(
         description="The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file "
-        "or the document changed), signed when auth is on."
+        "or the document changed), signed when auth is on; null for a web or text source."
+    )
+    text_url: str | None = Field(
+        default=None,
+        description="A web or text source's text with its block structure "
+        "(GET /v2/documents/{id}/text), signed when auth is on; null for a PDF.",
     )
     highlight: Highlight
