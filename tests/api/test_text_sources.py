@@ -14,7 +14,7 @@ import pytest
 from app.alignment.selectors import TextQuote, resolve_quote
 from app.core.config import Settings
 from app.core.formats import SourceFormat, sniff
-from app.documents.text_sources import upload_text
+from app.documents.text_sources import TextUpload, upload_text
 from app.services import open_services
 from tests.api.helpers import sse_events
 from tests.fixtures.app import app_client, make_settings
@@ -28,7 +28,7 @@ SOURCES = {
 ANSWER = "The programme costs 12.5 billion shillings over three years [1]."
 
 
-async def store(settings: Settings, kind: str, document_id: str = "debate") -> Any:
+async def store(settings: Settings, kind: str, document_id: str = "debate") -> TextUpload:
     body, name = SOURCES[kind]
     data = body.encode()
     fmt = sniff(data, name)
@@ -39,8 +39,8 @@ async def store(settings: Settings, kind: str, document_id: str = "debate") -> A
         )
 
 
-def cited_chunk(upload: Any) -> str:
-    return next(c.id for c in upload.document.chunks if CITED in c.text)
+def cited_chunk(upload: TextUpload) -> str:
+    return next(str(c.id) for c in upload.document.chunks if CITED in c.text)
 
 
 def batch(chunk_id: str) -> dict[str, Any]:
@@ -67,7 +67,8 @@ async def test_a_text_source_is_highlighted_in_its_text(
 ) -> None:
     settings = make_settings(database_url, pdf_root)
     upload = await store(settings, kind)
-    assert upload.created and upload.document.page_count == 1
+    assert upload.created
+    assert upload.document.page_count == 1
     chunk_id = cited_chunk(upload)
     async with app_client(settings) as client:
         answered = await client.post("/v2/highlights/batch", json=batch(chunk_id))
@@ -82,7 +83,8 @@ async def test_a_text_source_is_highlighted_in_its_text(
         assert result["link"] == result["viewer_link"]
         assert result["link"].startswith("/viewer?document_id=debate")
         [highlight] = [h for h in result["highlights"] if CITED in h["text"]]
-        assert highlight["rects"] == [] and highlight["page"] == 1
+        assert highlight["rects"] == []
+        assert highlight["page"] == 1
         check_selectors(highlight, text)
         # The sentence is twice in the text; the selector names the first, cited, one.
         assert text.count(CITED) == 2
@@ -100,7 +102,8 @@ async def test_a_text_source_is_highlighted_in_its_text(
         stored = await client.get(f"/v2/highlights/{highlight['highlight_id']}")
         assert stored.status_code == 200, stored.text
         out = stored.json()
-        assert out["pdf_url"] is None and out["source_format"] == kind
+        assert out["pdf_url"] is None
+        assert out["source_format"] == kind
         assert out["text_url"] == "/v2/documents/debate/text"
         assert out["highlight"]["selectors"] == highlight["selectors"]
         again = await client.post("/v2/highlights/batch", json=batch(chunk_id))
@@ -133,7 +136,8 @@ async def test_the_text_route_gives_blocks_that_tile_the_text(
     async with app_client(settings) as client:
         body = (await client.get("/v2/documents/debate/text")).json()
     text, blocks = body["text"], body["blocks"]
-    assert body["source_format"] == "html" and body["title"] == "Water & roads debate"
+    assert body["source_format"] == "html"
+    assert body["title"] == "Water & roads debate"
     kinds = [(b["kind"], b["level"]) for b in blocks]
     assert kinds[:3] == [("heading", 1), ("paragraph", 0), ("heading", 2)]
     assert ("item", 0) in kinds
@@ -145,8 +149,10 @@ async def test_the_same_upload_again_changes_nothing(database_url: str, pdf_root
     settings = make_settings(database_url, pdf_root)
     first = await store(settings, "text")
     second = await store(settings, "text")
-    assert first.created and first.changed
-    assert not second.created and not second.changed
+    assert first.created
+    assert first.changed
+    assert not second.created
+    assert not second.changed
     chunks = second.document.chunks
     text = "\n\n".join(c.text for c in chunks)
     for chunk in chunks:
