@@ -59,6 +59,7 @@ class PdfLinks:
         highlight_ids: list[str],
         claims: Iterable[str] = (),
         supports: Sequence[str | None] = (),
+        text: bool = False,
     ) -> str:
         """The reference viewer with these highlights (signed like the PDF link when auth is on,
         so it opens in a reader's browser), showing the first VIEWER_CLAIMS ``claims`` above the
@@ -77,6 +78,8 @@ class PdfLinks:
             told = [v for _, v in shown if v] if all(v for _, v in shown) else []
         query = [
             ("document_id", document_id),
+            # A web or text source: the viewer shows its text (GET …/text), not a PDF.
+            *([("view", "text")] if text else []),
             *(("highlight", h) for h in highlight_ids),
             *(("claim", c) for c, _ in shown),
             *(("support", v) for v in told),

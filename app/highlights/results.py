@@ -128,6 +128,7 @@ def pdf_links_of(result: CitationResult, links: PdfLinks) -> tuple[str | None, s
 def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
     if result.document_id is None or not result.highlights:
         return None
+    text = result.source_format in TEXT
     supports = (
         [c.support.value if c.support else None for c in result.claims]
         if result.claims
@@ -138,6 +139,7 @@ def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
         [h.highlight_id for h in result.highlights],
         [c.text for c in result.claims],
         supports,
+        text=text,
     )
 
 
@@ -148,7 +150,7 @@ def with_links(response: HighlightBatchResponse, links: PdfLinks) -> HighlightBa
         pdf_url, link = pdf_links_of(r, links)
         if r.document_id is not None and r.source_format in TEXT:
             # No PDF: the link opens the viewer on the text (marked when there are highlights).
-            pdf_url, link = None, viewer or links.viewer(r.document_id, [])
+            pdf_url, link = None, viewer or links.viewer(r.document_id, [], text=True)
         update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer}
         results.append(r.model_copy(update=update))
     return response.model_copy(update={"results": results})

@@ -81,7 +81,7 @@ async def test_a_text_source_is_highlighted_in_its_text(
         assert result["source_format"] == kind
         assert result["pdf_url"] is None
         assert result["link"] == result["viewer_link"]
-        assert result["link"].startswith("/viewer?document_id=debate")
+        assert result["link"].startswith("/viewer?document_id=debate&view=text&highlight=h_")
         [highlight] = [h for h in result["highlights"] if CITED in h["text"]]
         assert highlight["rects"] == []
         assert highlight["page"] == 1
