@@ -28,6 +28,7 @@ from app.highlights.errors import (
 )
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
+from app.highlights.sources import SourceText, selected
 from app.pdfs.storage import PdfStorage
 from app.pdfs.titles import shown_title
 from app.pdfs.workers import PdfJobFailed
@@ -100,6 +101,14 @@ class StoredHighlights:
         # no longer the content they were made from though nobody re-ingested it, a conflict
         # that putting the file back (or re-ingesting) resolves.
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
+        highlight = Highlight.model_validate_json(row.data)
+        if not highlight.selectors:
+            # Stored before selectors existed: computed now from the document's text.
+            async with transaction(self.session_factory) as session:
+                chunks = await session.run_sync(repository.document_texts, [document.id])
+            source = SourceText.of(chunks.get(document.id, []))
+            web = document.source_format == SourceFormat.html
+            highlight = await asyncio.to_thread(selected, highlight, source, row.chunk_id, web)
         text = document.source_format in TEXT
         return StoredHighlightOut(
             highlight_id=row.id,
@@ -110,7 +119,7 @@ class StoredHighlights:
             pdf_sha256=row.document_sha256,
             pdf_url=None if text else links.pinned_pdf(document.id, row.document_sha256),
             text_url=links.text(document.id) if text else None,
-            highlight=Highlight.model_validate_json(row.data),
+            highlight=highlight,
         )
 
     async def page_preview(

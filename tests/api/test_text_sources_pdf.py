@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 
 from app.alignment.selectors import TextQuote, resolve_quote
 from app.db.session import transaction
-from app.highlights.models import CachedResult
+from app.highlights.models import CachedResult, StoredHighlight
 from app.services import open_services
 from tests.api.helpers import CHUNK_LIGATURES, CHUNK_MAIN, SAMPLE_ID, ingest_sample
 from tests.fixtures.app import app_client, make_settings
@@ -90,3 +90,27 @@ async def test_an_answer_cached_without_selectors_is_served_with_them(
     assert again.headers["X-Highlight-Cache"] == "hit"
     assert again.json()["results"] == first["results"]
     assert check(again.json()["results"], text) >= 2
+
+
+async def test_a_highlight_stored_without_selectors_is_served_with_them(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    async with app_client(settings) as client:
+        first = (await client.post("/v2/highlights/batch", json=BATCH)).json()
+    highlight = first["results"][0]["highlights"][0]
+    async with open_services(settings, command=True) as services:
+        async with transaction(services.session_factory) as session:
+            row = await session.get(StoredHighlight, highlight["highlight_id"])
+            assert row is not None
+            data = json.loads(row.data)
+            del data["selectors"], data["text_fragment"]
+            row.data = json.dumps(data)
+    async with app_client(settings) as client:
+        stored = await client.get(f"/v2/highlights/{highlight['highlight_id']}")
+        text = (await client.get(f"/v2/documents/{SAMPLE_ID}/text")).json()["text"]
+    assert stored.status_code == 200, stored.text
+    served = stored.json()["highlight"]
+    assert served["selectors"] == highlight["selectors"]
+    assert check([{"source_format": "pdf", "highlights": [served]}], text) == 1
