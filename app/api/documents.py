@@ -92,7 +92,11 @@ async def put_document(
         # the first highlight request finds the new text index ready.
         document = outcome.document
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return DocumentUpsertResult(
         **_out(outcome.document, links, include_text=False).model_dump(),
@@ -170,7 +174,11 @@ async def put_document_pdf(
     if outcome.changed:
         # As for a document PUT: the earlier content's highlights go, the new index is warmed.
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return result.model_copy(
         update={

@@ -195,14 +195,19 @@ class HighlightService:
     def shutting_down(self) -> bool:
         return self.chooser.stopping
 
-    async def document_changed(self, document_id: str, source_path: str, sha256: str) -> None:
+    async def document_changed(
+        self, document_id: str, source_path: str, sha256: str, source_format: str = "pdf"
+    ) -> None:
         """After a document's new content is committed (a background task of the PUT): forget
-        the highlights of its earlier content, and build the new content's text index. Failures
-        only log: reads skip stale highlights, and a batch reports an index it cannot build."""
+        the highlights of its earlier content, and build the new content's text index (a web or
+        text source has none). Failures only log: reads skip stale highlights, and a batch
+        reports an index it cannot build."""
         try:
             await forget_other_content(self.session_factory, document_id)
         except Exception as exc:  # an outage: the rows wait for the next change
             log.warning("could not delete the old highlights of %s: %r", document_id, exc)
+        if source_format in TEXT:
+            return
         # Its own threads, not asyncio's default pool: reading a scan takes minutes, and a few
         # uploads at once would otherwise hold every thread the batches' locating needs.
         loop = asyncio.get_running_loop()
