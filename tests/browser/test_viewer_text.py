@@ -20,6 +20,7 @@ import pytest
 
 from app.core.config import Settings
 from app.core.formats import SourceFormat
+from app.documents.text_extract import html_to_text
 from app.documents.text_sources import upload_text
 from app.services import open_services
 from tests.browser.watch import watch_for_failures
@@ -167,9 +168,37 @@ def test_chromium_resolves_the_text_fragment_on_the_page(
             }""",
             CITED,
         )
+        # The text the service keeps is the text Chromium shows, block by block (less the
+        # furniture it leaves out).
+        shown = page.evaluate("() => document.body.innerText")
         page.close()
     finally:
         server.shutdown()
+    words = " ".join(shown.split())
+    for block in html_to_text(HTML).text.split("\n\n"):
+        assert " ".join(block.split()) in words, block
     assert where["scrolled"] > 0, where
     assert where["top"] < where["height"], where
     assert where["bottom"] > 0, where
+
+
+# Pages without furniture: the service's text must be the words Chromium shows, in order.
+SNIPPETS = [
+    "<p>one<b>two</b> three<i> four</i></p><p>five&nbsp;six</p>",
+    "<div>a<div>b</div>c</div><span>d</span> e",
+    "<ul><li>x<li>y<ol><li>z</ol></ul><p>after</p>",
+    "<table><tr><th>h1<th>h2</tr><tr><td> 1 </td><td>2</td></tr></table>",
+    "<p>line<br>break<br><br>again</p><pre>  keep\n   this</pre>",
+    "<h1>T<small>sub</small></h1><blockquote><p>q</p></blockquote><dl><dt>t<dd>d</dl>",
+    "<p>a <script>no()</script>b<style>p{}</style> c<template>t</template></p>",
+    "<p>x<span hidden>h</span><span style='display:none'>n</span> y</p><hr><p>z</p>",
+]
+
+
+@pytest.mark.parametrize("markup", SNIPPETS)
+def test_html_text_is_what_chromium_shows(browser: Any, markup: str) -> None:
+    page = browser.new_page()
+    page.set_content(f"<!doctype html><html><body>{markup}</body></html>")
+    shown = page.evaluate("() => document.body.innerText")
+    page.close()
+    assert html_to_text(markup).text.split() == shown.split()
