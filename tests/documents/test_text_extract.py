@@ -3,9 +3,12 @@ selectors rely on (blocks and chunks tile the text), by property where it helps.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.errors import BadRequest, PayloadTooLarge
+from app.core.formats import SourceFormat
 from app.documents.text_extract import (
     SEPARATOR,
     SourceDocument,
@@ -13,7 +16,13 @@ from app.documents.text_extract import (
     markdown_to_text,
     plain_to_text,
 )
-from app.documents.text_sources import CHUNK_CHARS, chunk_source, joined
+from app.documents.text_sources import (
+    CHUNK_CHARS,
+    MAX_TEXT_BYTES,
+    chunk_source,
+    extract,
+    joined,
+)
 from tests.fixtures.text_sources import CITED, HTML, MARKDOWN, TEXT
 
 
@@ -182,3 +191,15 @@ def test_any_markdown_gives_blocks_and_chunks_that_tile_its_text(source: str) ->
 @given(st.text(max_size=300))
 def test_any_text_gives_blocks_and_chunks_that_tile_it(source: str) -> None:
     tiles(plain_to_text(source))
+
+
+def test_an_outsized_text_source_is_refused_before_it_is_read() -> None:
+    with pytest.raises(PayloadTooLarge) as refused:
+        extract(b"a" * (MAX_TEXT_BYTES + 1), SourceFormat.text)
+    assert refused.value.status_code == 413
+    assert extract(b"a" * 10, SourceFormat.text).text == "a" * 10
+
+
+def test_text_that_is_not_utf8_is_refused_with_advice() -> None:
+    with pytest.raises(BadRequest, match="save it as UTF-8"):
+        extract("café".encode("latin-1"), SourceFormat.text)
