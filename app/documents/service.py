@@ -140,6 +140,10 @@ async def _upsert(
     document.source_path = source_path
     document.sha256 = facts.sha256
     document.page_count = facts.page_count
+    if document.source_format in TEXT:
+        # A web or text source replaced by a PDF: it is a PDF now (located on its pages).
+        document.source_format = "pdf"
+        document.original_name = document.original_sha256 = document.original_path = None
     document.updated_at = datetime.now(UTC)
     await session.flush()
     await repository.replace_chunks(session, document, incoming)

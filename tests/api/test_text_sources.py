@@ -16,7 +16,7 @@ from app.core.config import Settings
 from app.core.formats import SourceFormat, sniff
 from app.documents.text_sources import TextUpload, upload_text
 from app.services import open_services
-from tests.api.helpers import sse_events
+from tests.api.helpers import CHUNK_MAIN, ingest_sample, sse_events
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.text_sources import CITED, HTML, MARKDOWN, TEXT
 
@@ -157,3 +157,20 @@ async def test_the_same_upload_again_changes_nothing(database_url: str, pdf_root
     text = "\n\n".join(c.text for c in chunks)
     for chunk in chunks:
         assert text[chunk.source_start : chunk.source_end] == chunk.text
+
+
+async def test_a_text_source_replaced_by_a_pdf_is_a_pdf_again(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(database_url, pdf_root)
+    await store(settings, "text", document_id="sample")
+    await ingest_sample(settings)
+    async with app_client(settings) as client:
+        document = (await client.get("/v2/documents/sample")).json()
+        response = await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN))
+    assert document["source_format"] == "pdf"
+    assert document["original_name"] is None
+    result = response.json()["results"][0]
+    assert result["source_format"] == "pdf"
+    assert result["pdf_url"] == "/v2/documents/sample/pdf"
+    assert all(h["rects"] for h in result["highlights"])
