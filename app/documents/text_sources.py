@@ -21,6 +21,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -39,8 +40,11 @@ from app.documents.text_extract import (
     markdown_to_text,
     plain_to_text,
 )
-from app.pdfs.storage import PdfStorage, SavedPdf
+from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import title_from_name
+
+if TYPE_CHECKING:
+    from app.documents.service import DocumentService, Upload
 
 log = logging.getLogger(__name__)
 # Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
@@ -66,7 +70,8 @@ class TextUpload:
     document: Document
     created: bool
     changed: bool
-    saved: SavedPdf  # the stored original (newly_stored: whether its bytes were new)
+    saved: SavedPdf  # the stored text, the document's source_path (newly_stored: new bytes)
+    original: SavedPdf  # the stored original
     source: SourceDocument
 
 
@@ -132,7 +137,7 @@ def _store(
     return source, original, original_sha, text, text_sha
 
 
-async def upload_text(
+async def store_text(
     session_factory: async_sessionmaker[AsyncSession],
     storage: PdfStorage,
     document_id: str,
@@ -211,7 +216,39 @@ async def upload_text(
     document, created, changed = await in_transaction(
         session_factory, write, attempts=WRITE_ATTEMPTS
     )
-    return TextUpload(document, created, changed, original, source)
+    return TextUpload(document, created, changed, text, original, source)
+
+
+async def upload_text(
+    documents: DocumentService,
+    document_id: str,
+    data: bytes,
+    fmt: SourceFormat,
+    *,
+    sha256: str | None = None,
+    filename: str | None = None,
+    chunk: bool = True,
+    title: str | None = None,
+) -> Upload:
+    """The upload door's seam (``PUT /v2/documents/{id}/file``, ``ingest``): a web or text
+    source stored and its document put. It is always chunked (``chunk`` has no other meaning
+    here: its text is only ever highlighted through its own chunks); ``sha256`` is the
+    caller's hash of ``data``, unused (the original is hashed as it is stored)."""
+    from app.documents.service import Upload, UpsertOutcome  # the service calls this module
+
+    del sha256, chunk
+    stored = await store_text(
+        documents.session_factory,
+        documents.storage,
+        document_id,
+        data,
+        fmt,
+        original_name=filename,
+        title=title,
+    )
+    document = stored.document
+    facts = PdfFacts(document.sha256, document.page_count, document.title)
+    return Upload(facts, stored.saved, UpsertOutcome(document, stored.created, stored.changed))
 
 
 def joined(chunks: list[TextChunk]) -> str:

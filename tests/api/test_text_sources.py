@@ -1,5 +1,5 @@
 """Web and text sources end to end: HTML, Markdown and plain text stored through
-``upload_text``, a batch (no LLM) on real SQLite and PostgreSQL, and highlights whose W3C
+``store_text``, a batch (no LLM) on real SQLite and PostgreSQL, and highlights whose W3C
 selectors find the cited sentence in the document's text (GET /v2/documents/{id}/text); the
 stored highlight, the stream and the viewer link answer too, without a PDF."""
 
@@ -14,7 +14,7 @@ import pytest
 from app.alignment.selectors import TextQuote, resolve_quote
 from app.core.config import Settings
 from app.core.formats import SourceFormat, sniff
-from app.documents.text_sources import TextUpload, upload_text
+from app.documents.text_sources import TextUpload, store_text, upload_text
 from app.services import open_services
 from tests.api.helpers import CHUNK_MAIN, ingest_sample, sse_events
 from tests.fixtures.app import app_client, make_settings
@@ -34,7 +34,7 @@ async def store(settings: Settings, kind: str, document_id: str = "debate") -> T
     fmt = sniff(data, name)
     assert fmt is SourceFormat(kind)
     async with open_services(settings, command=True) as services:
-        return await upload_text(
+        return await store_text(
             services.session_factory, services.storage, document_id, data, fmt, original_name=name
         )
 
@@ -174,3 +174,27 @@ async def test_a_text_source_replaced_by_a_pdf_is_a_pdf_again(
     assert result["source_format"] == "pdf"
     assert result["pdf_url"] == "/v2/documents/sample/pdf"
     assert all(h["rects"] for h in result["highlights"])
+
+
+async def test_the_upload_seam_answers_like_a_pdf_upload(database_url: str, pdf_root: Path) -> None:
+    settings = make_settings(database_url, pdf_root)
+    data = HTML.encode()
+    async with open_services(settings, command=True) as services:
+        upload = await upload_text(
+            services.documents, "page", data, SourceFormat.html, filename="page.html"
+        )
+        again = await upload_text(
+            services.documents, "page", data, SourceFormat.html, filename="page.html"
+        )
+    assert upload.document is not None
+    assert again.document is not None
+    assert upload.document.created
+    assert not again.document.changed
+    document = upload.document.document
+    assert upload.saved.source_path == document.source_path
+    assert upload.facts.page_count == 1
+    assert document.original_name == "page.html"
+    assert document.title == "Water & roads debate"
+    assert (pdf_root / document.original_path).read_bytes() == data
+    text = (pdf_root / document.source_path).read_text()
+    assert text == "\n\n".join(c.text for c in document.chunks)

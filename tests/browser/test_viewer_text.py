@@ -21,7 +21,7 @@ import pytest
 from app.core.config import Settings
 from app.core.formats import SourceFormat
 from app.documents.text_extract import html_to_text
-from app.documents.text_sources import upload_text
+from app.documents.text_sources import store_text
 from app.services import open_services
 from tests.browser.watch import watch_for_failures
 from tests.fixtures.live import LiveService, live_service, run_cli
@@ -70,7 +70,7 @@ async def _store(work: Path) -> None:
             ("page", HTML, SourceFormat.html),
             ("notes", MARKDOWN, SourceFormat.markdown),
         ):
-            await upload_text(
+            await store_text(
                 services.session_factory, services.storage, document_id, body.encode(), fmt
             )
 
