@@ -195,6 +195,7 @@ async def test_the_upload_seam_answers_like_a_pdf_upload(database_url: str, pdf_
     assert upload.facts.page_count == 1
     assert document.original_name == "page.html"
     assert document.title == "Water & roads debate"
+    assert document.original_path is not None
     assert (pdf_root / document.original_path).read_bytes() == data
     text = (pdf_root / document.source_path).read_text()
     assert text == "\n\n".join(c.text for c in document.chunks)
