@@ -10,12 +10,13 @@ model's TextPositionSelector counts them.
 ``text_fragment`` is the same span as a URL text fragment (https://wicg.github.io/scroll-to-text-
 fragment/): ``#:~:text=[prefix-,]start[,end][,-suffix]``. A browser matches each term inside one
 block of the rendered page, on word boundaries and whitespace collapsed, so the terms are whole
-words of one line of the text (a paragraph, a heading, an item: the text's lines), with '-', '&',
+words of one line of the text (a paragraph, a heading, an item, a table cell), with '-', '&',
 ',' and everything outside the unreserved URL characters percent-encoded.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -70,15 +71,19 @@ def encode_fragment_term(term: str) -> str:
     return quote(term, safe="").replace("-", "%2D")
 
 
+# A browser finds each term within one block; a line end or a table cell's tab ends one here.
+_BLOCK_END = re.compile(r"[\n\t]")
+
+
 def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    return line_start, len(text) if line_end < 0 else line_end
+    before = [m.end() for m in _BLOCK_END.finditer(text, max(0, start - 4096), start)]
+    after = _BLOCK_END.search(text, end)
+    return (before[-1] if before else max(0, start - 4096)), (after.start() if after else len(text))
 
 
 def text_fragment(text: str, start: int, end: int) -> str | None:
     """``#:~:text=...`` for ``text[start:end]``; None when the span has no words."""
-    lines = [line.split() for line in text[start:end].split("\n")]
+    lines = [line.split() for line in _BLOCK_END.split(text[start:end])]
     lines = [words for words in lines if words]
     if not lines:
         return None

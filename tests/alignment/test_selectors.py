@@ -116,3 +116,11 @@ def test_fragment_terms_never_carry_a_raw_directive_character(case: tuple[str, i
         bare = term.removesuffix("-").removeprefix("-")
         assert not set(bare) & set("-,&; \n")
         assert unquote(bare).split() == unquote(bare).split(" ")
+
+
+def test_fragment_terms_stay_within_a_table_cell() -> None:
+    text = "Year\tRevenue\tMargin\n\n2024\tRevenue rose to 5 billion.\tHigh"
+    start = text.index("Revenue rose")
+    end = text.index("billion.") + len("billion.")
+    # The neighbouring cells are other blocks to a browser: no context from them.
+    assert text_fragment(text, start, end) == "#:~:text=Revenue%20rose%20to%205%20billion."
