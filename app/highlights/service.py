@@ -80,7 +80,8 @@ MEMO_CHARS = 4_000
 
 
 # What prepare's transaction read: the cited chunks, the cache key, a cached answer, whether
-# some of its highlight rows are missing, the texts of documents without term statistics.
+# some of its highlight rows are missing, the chunks (id, text) of the documents whose term
+# statistics or text (highlights/sources.py) this process does not keep.
 _Read = tuple[
     dict[str, StoredChunk],
     str,
