@@ -199,3 +199,26 @@ async def test_the_upload_seam_answers_like_a_pdf_upload(database_url: str, pdf_
     assert (pdf_root / document.original_path).read_bytes() == data
     text = (pdf_root / document.source_path).read_text()
     assert text == "\n\n".join(c.text for c in document.chunks)
+
+
+async def test_with_auth_the_text_takes_a_token_or_the_signed_link(
+    database_url: str, pdf_root: Path
+) -> None:
+    settings = make_settings(
+        database_url, pdf_root, auth_read_tokens=["reader-1"], auth_write_tokens=["writer-1"]
+    )
+    upload = await store(settings, "markdown")
+    async with app_client(settings) as client:
+        token = {"authorization": "Bearer reader-1"}
+        answered = await client.post(
+            "/v2/highlights/batch", json=batch(cited_chunk(upload)), headers=token
+        )
+        highlight_id = answered.json()["results"][0]["highlights"][0]["highlight_id"]
+        stored = (await client.get(f"/v2/highlights/{highlight_id}", headers=token)).json()
+        signed = await client.get(stored["text_url"])
+        bare = await client.get("/v2/documents/debate/text")
+        with_token = await client.get("/v2/documents/debate/text", headers=token)
+    assert "signature=" in stored["text_url"]
+    assert signed.status_code == 200
+    assert bare.status_code == 401
+    assert with_token.json()["text"] == signed.json()["text"]
