@@ -98,6 +98,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/documents/{document_id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Document File
+         * @description Upload a document's file as the raw body, whatever its type: a PDF, an Office file (DOCX,
+         *     PPTX, XLSX, ODT, ODP, ODS, RTF: converted to PDF by LibreOffice, then taken as a PDF), or
+         *     HTML, Markdown or plain text. The bytes decide the type (a PNG named report.docx is a 415
+         *     naming what it is); Content-Type may be the type's own or application/octet-stream. Size
+         *     limits per type: HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES,
+         *     HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes nothing (an Office file is
+         *     converted once per content). A conversion that fails, runs too long or needs too much memory
+         *     is a 422 saying which; a server without LibreOffice answers 415 for Office files.
+         */
+        put: operations["put_document_file"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/documents/{document_id}/pages/{page}.png": {
         parameters: {
             query?: never;
@@ -376,6 +403,11 @@ export interface components {
             link: string | null;
             /** Message */
             message: string | null;
+            /**
+             * Original Name
+             * @description The name of the file the document was made from (an Office file's, before conversion), for showing beside the PDF; null when it was sent without one.
+             */
+            original_name: string | null;
             /** Page End */
             page_end: number | null;
             /** Page Start */
@@ -387,11 +419,8 @@ export interface components {
             pdf_url: string | null;
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
-            /**
-             * @description What the cited document was made from (pdf for an unknown chunk). A web or text source (html, markdown, text) has no PDF: its highlights have no rectangles (page 1, page size 0), their selectors place them in its text, pdf_url is null and link opens the viewer.
-             * @default pdf
-             */
-            source_format: components["schemas"]["SourceFormat"];
+            /** @description What the cited document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text; null only for unknown chunks. A web or text source (html, markdown, text) has no PDF: its highlights have no rectangles (page 1, page size 0), their selectors place them in its text, pdf_url is null and link opens the viewer. */
+            source_format: components["schemas"]["SourceFormat"] | null;
             status: components["schemas"]["CitationStatus"];
             /** @description Whether the chunk supports what it is cited for: its claims (supported when it supports every one, unsupported when none, else partial), or the whole answer when it has none. unsupported: nothing is highlighted (status no_match, reason unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it could not be judged: an unknown chunk, a chunk without text. */
             support: components["schemas"]["Support"] | null;
@@ -728,7 +757,8 @@ export interface components {
         };
         /**
          * PdfUploadResult
-         * @description A stored PDF upload; with ``chunk=true``, also the document made of it.
+         * @description A stored PDF upload (or the PDF an Office file was converted to); with ``chunk=true``,
+         *     also the document made of it.
          */
         PdfUploadResult: {
             /**
@@ -753,6 +783,11 @@ export interface components {
              * @description False when the same content was already stored (nothing was rewritten).
              */
             newly_stored: boolean;
+            /**
+             * Original Name
+             * @description The filename it was sent with (PUT …/file?filename=); null when none.
+             */
+            original_name: string | null;
             /** Page Count */
             page_count: number;
             /**
@@ -760,6 +795,11 @@ export interface components {
              * @description SHA-256 of the PDF's bytes (hex).
              */
             sha256: string;
+            /**
+             * @description What the file was, from its bytes: pdf, or the Office format it was converted to PDF from (sha256, source_path and page_count are then the PDF's).
+             * @default pdf
+             */
+            source_format: components["schemas"]["SourceFormat"];
             /**
              * Source Path
              * @description Where the PDF is stored, by its content: the source_path to send in PUT /v2/documents/{id}.
@@ -841,6 +881,11 @@ export interface components {
             /** Highlight Id */
             highlight_id: string;
             /**
+             * Original Name
+             * @description The name of the file the document was made from (an Office file's, before conversion), for showing beside the PDF; null when it was sent without one.
+             */
+            original_name: string | null;
+            /**
              * Pdf Sha256
              * @description SHA-256 of the PDF content the rectangles belong to (of a web or text source, of its stored text); the PDF at pdf_url is served only while it is this content.
              */
@@ -851,7 +896,7 @@ export interface components {
              */
             pdf_url: string | null;
             /**
-             * @description What the document was made from.
+             * @description What the document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text.
              * @default pdf
              */
             source_format: components["schemas"]["SourceFormat"];
@@ -1198,6 +1243,114 @@ export interface operations {
             };
             /** @description The request body is larger than the service accepts. */
             413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_document_file: {
+        parameters: {
+            query?: {
+                /** @description The file's name, recorded as the document's original_name and shown as its title when it has none of its own; with text, .md marks Markdown. Never decides the type: the bytes do. */
+                filename?: string | null;
+                /** @description SHA-256 of the body, as for PUT …/pdf. */
+                sha256?: string | null;
+                /** @description Also chunk it here and store the document, as for PUT …/pdf. */
+                chunk?: boolean;
+                /** @description With chunk=true: the document's title. */
+                title?: string | null;
+            };
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "application/pdf": string;
+                "application/rtf": string;
+                "application/vnd.oasis.opendocument.presentation": string;
+                "application/vnd.oasis.opendocument.spreadsheet": string;
+                "application/vnd.oasis.opendocument.text": string;
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation": string;
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                "text/html": string;
+                "text/markdown": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Stored (with chunk=true: created) */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (Content-Type). */
+            415: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;

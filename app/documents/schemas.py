@@ -117,7 +117,8 @@ class DocumentUpsertResult(DocumentOut):
 
 
 class PdfUploadResult(ResponseModel):
-    """A stored PDF upload; with ``chunk=true``, also the document made of it."""
+    """A stored PDF upload (or the PDF an Office file was converted to); with ``chunk=true``,
+    also the document made of it."""
 
     document_id: str
     sha256: str = Field(description="SHA-256 of the PDF's bytes (hex).")
@@ -132,6 +133,15 @@ class PdfUploadResult(ResponseModel):
     )
     newly_stored: bool = Field(
         description="False when the same content was already stored (nothing was rewritten)."
+    )
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf,
+        description="What the file was, from its bytes: pdf, or the Office format it was "
+        "converted to PDF from (sha256, source_path and page_count are then the PDF's).",
+    )
+    original_name: str | None = Field(
+        default=None,
+        description="The filename it was sent with (PUT …/file?filename=); null when none.",
     )
     created: bool | None = Field(
         default=None, description="chunk=true: whether the document was new."

@@ -11,7 +11,9 @@ the chunks' texts joined by a blank line (what the highlights' selectors index,
 ``highlights/sources.py``). A text source has one page: ``page_count`` 1, every chunk on page 1.
 
 Text must be UTF-8 (a BOM is allowed): anything else is refused by ``sniff`` with a 422 saying
-to save it as UTF-8. A file over ``MAX_TEXT_BYTES`` is refused with 413.
+to save it as UTF-8. The upload door (``DocumentService.upload_file``, ``ingest``) refuses a file
+over HIGHLIGHT_MAX_TEXT_BYTES (413) before it is read here: HTML is read at about 6 MB/s and
+Markdown at 4 MB/s on one core (bench/selectors_bench.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import BadRequest, PayloadTooLarge
+from app.core.errors import BadRequest
 from app.core.fields import CHUNK_ID_MAX
 from app.core.formats import TEXT, SourceFormat
 from app.db.session import in_transaction, transaction
@@ -49,10 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 # Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
 CHUNK_CHARS = 1_600
-# A larger file is refused (413) before it is read: HTML is read at about 6 MB/s and Markdown at
-# 4 MB/s on one core (bench/selectors_bench.py), so this keeps a worst case within a few
-# seconds of one thread; a web page or a Markdown file is rarely a tenth of it.
-MAX_TEXT_BYTES = 16 * 1024 * 1024
 WRITE_ATTEMPTS = 3
 
 
@@ -79,12 +77,6 @@ def extract(data: bytes, fmt: SourceFormat) -> SourceDocument:
     """The document's text of a web or text source's bytes (UTF-8, sniffed before)."""
     if fmt not in TEXT:
         raise ValueError(f"{fmt} is not a text source")
-    if len(data) > MAX_TEXT_BYTES:
-        raise PayloadTooLarge(
-            f"the {fmt.value} file has {len(data)} bytes; this service reads web and text "
-            f"sources of at most {MAX_TEXT_BYTES} bytes: split it into several documents",
-            details={"bytes": len(data), "max_bytes": MAX_TEXT_BYTES},
-        )
     try:
         decoded = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -234,7 +226,8 @@ async def upload_text(
     source stored and its document put. It is always chunked (``chunk`` has no other meaning
     here: its text is only ever highlighted through its own chunks); ``sha256`` is the
     caller's hash of ``data``, unused (the original is hashed as it is stored)."""
-    from app.documents.service import Upload, UpsertOutcome  # the service calls this module
+    # The service calls this module: its names are imported when used.
+    from app.documents.service import Upload, UpsertOutcome, origin_of
 
     del sha256, chunk
     stored = await store_text(
@@ -248,7 +241,8 @@ async def upload_text(
     )
     document = stored.document
     facts = PdfFacts(document.sha256, document.page_count, document.title)
-    return Upload(facts, stored.saved, UpsertOutcome(document, stored.created, stored.changed))
+    outcome = UpsertOutcome(document, stored.created, stored.changed)
+    return Upload(facts, stored.saved, outcome, origin_of(document))
 
 
 def joined(chunks: list[TextChunk]) -> str:

@@ -63,6 +63,8 @@ def cache_key(
                 chunk.document_id,
                 chunk.document_title,
                 chunk.sha256,
+                chunk.source_format,
+                chunk.original_name,
             ]
             for cid, chunk in sorted(chunks.items())
         },  # fmt: skip

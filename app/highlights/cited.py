@@ -55,9 +55,9 @@ class StoredChunk:
     sha256: str
     # When the document's content last changed: other chunks' texts weigh its words.
     updated_at: datetime | None = None
-    # app.core.formats.SourceFormat's value: "pdf", an Office format (converted to a PDF), or a
-    # web or text source ("html", "markdown", "text"), which has no PDF.
+    # What the document was made from (a SourceFormat value) and the name it was sent with.
     source_format: str = "pdf"
+    original_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,7 @@ class CitedChunk:
             document_id=chunk.document_id,
             document_title=chunk.document_title,
             source_format=SourceFormat(chunk.source_format),
+            original_name=chunk.original_name,
             status=status,
             reason=reason,
             message=message,

@@ -52,6 +52,7 @@ _CHUNK_COLUMNS = (
     _document.c.sha256,
     _document.c.updated_at,
     _document.c.source_format,
+    _document.c.original_name,
 )
 # The reads of every batch (a result-cache hit is little else), built once with their values as
 # parameters: building a statement and coercing each id into it cost more CPU than the queries.
@@ -112,7 +113,8 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
 def _shown(chunk: StoredChunk) -> StoredChunk:
     """A document stored before placeholder titles were refused ("Microsoft Word - x.doc")
     shows its file's name instead (pdfs/titles.py)."""
-    title = shown_title(chunk.document_title, chunk.source_path, chunk.document_id)
+    named = chunk.original_name or chunk.source_path
+    title = shown_title(chunk.document_title, named, chunk.document_id)
     return chunk if title == chunk.document_title else replace(chunk, document_title=title)
 
 

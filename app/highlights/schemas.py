@@ -126,6 +126,14 @@ class NormalizedRect(ResponseModel):
     y1: float = Field(ge=0, le=1)
 
 
+SOURCE_FORMAT = (
+    "pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF "
+    "from (the rectangles are on the converted PDF's pages), or html, markdown or text"
+)
+ORIGINAL_NAME = (
+    "The name of the file the document was made from (an Office file's, before conversion), "
+    "for showing beside the PDF; null when it was sent without one."
+)
 SUPPORT_SCORE = (
     "How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the "
     "share of the claim's telling words and figures its highlighted sentences show (weighed by "
@@ -244,13 +252,16 @@ class CitationResult(ResponseModel):
     chunk_id: str
     document_id: str | None
     document_title: str | None = None
-    source_format: SourceFormat = Field(
-        default=SourceFormat.pdf,
-        description="What the cited document was made from (pdf for an unknown chunk). A web or "
-        "text source (html, markdown, text) has no PDF: its highlights have no rectangles "
-        "(page 1, page size 0), their selectors place them in its text, pdf_url is null and "
-        "link opens the viewer.",
+    # Defaults so that answers cached before the fields existed still parse.
+    source_format: SourceFormat | None = Field(
+        default=None,
+        description="What the cited document was made from: "
+        + SOURCE_FORMAT
+        + "; null only for unknown chunks. A web or text source (html, markdown, text) has no "
+        "PDF: its highlights have no rectangles (page 1, page size 0), their selectors place "
+        "them in its text, pdf_url is null and link opens the viewer.",
     )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
     status: CitationStatus
     reason: Reason | None = Field(
         description="Set whenever the citation is not highlighted, or was highlighted by the "
@@ -341,10 +352,12 @@ class StoredHighlightOut(ResponseModel):
     highlight_id: str
     document_id: str
     document_title: str
-    chunk_id: str
     source_format: SourceFormat = Field(
-        default=SourceFormat.pdf, description="What the document was made from."
+        default=SourceFormat.pdf,
+        description="What the document was made from: " + SOURCE_FORMAT + ".",
     )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
+    chunk_id: str
     pdf_sha256: str = Field(
         description="SHA-256 of the PDF content the rectangles belong to (of a web or text "
         "source, of its stored text); the PDF at pdf_url is served only while it is this "

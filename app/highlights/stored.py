@@ -113,9 +113,12 @@ class StoredHighlights:
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
-            document_title=shown_title(document.title, document.source_path, document.id),
-            chunk_id=row.chunk_id,
+            document_title=shown_title(
+                document.title, document.original_name or document.source_path, document.id
+            ),
             source_format=SourceFormat(document.source_format),
+            original_name=document.original_name,
+            chunk_id=row.chunk_id,
             pdf_sha256=row.document_sha256,
             pdf_url=None if text else links.pinned_pdf(document.id, row.document_sha256),
             text_url=links.text(document.id) if text else None,

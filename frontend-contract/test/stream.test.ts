@@ -20,6 +20,7 @@ const citation = (status: CitationResult["status"], text: string): CitationResul
   document_id: "doc",
   document_title: "Doc",
   source_format: "pdf",
+  original_name: null,
   link: "/v2/documents/doc/pdf#page=1",
   pdf_url: "/v2/documents/doc/pdf",
   viewer_link: null,

@@ -169,7 +169,6 @@ async def test_a_text_source_replaced_by_a_pdf_is_a_pdf_again(
         document = (await client.get("/v2/documents/sample")).json()
         response = await client.post("/v2/highlights/batch", json=batch(CHUNK_MAIN))
     assert document["source_format"] == "pdf"
-    assert document["original_name"] is None
     result = response.json()["results"][0]
     assert result["source_format"] == "pdf"
     assert result["pdf_url"] == "/v2/documents/sample/pdf"

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import BadRequest, PayloadTooLarge
+from app.core.errors import BadRequest
 from app.core.formats import SourceFormat
 from app.documents.text_extract import (
     SEPARATOR,
@@ -18,7 +18,6 @@ from app.documents.text_extract import (
 )
 from app.documents.text_sources import (
     CHUNK_CHARS,
-    MAX_TEXT_BYTES,
     chunk_source,
     extract,
     joined,
@@ -191,13 +190,6 @@ def test_any_markdown_gives_blocks_and_chunks_that_tile_its_text(source: str) ->
 @given(st.text(max_size=300))
 def test_any_text_gives_blocks_and_chunks_that_tile_it(source: str) -> None:
     tiles(plain_to_text(source))
-
-
-def test_an_outsized_text_source_is_refused_before_it_is_read() -> None:
-    with pytest.raises(PayloadTooLarge) as refused:
-        extract(b"a" * (MAX_TEXT_BYTES + 1), SourceFormat.text)
-    assert refused.value.status_code == 413
-    assert extract(b"a" * 10, SourceFormat.text).text == "a" * 10
 
 
 def test_text_that_is_not_utf8_is_refused_with_advice() -> None:
