@@ -142,14 +142,17 @@ def _cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
 
 def _cmd_locate(settings: Settings, args: argparse.Namespace) -> int:
     from app.alignment.index import DocumentIndex
-    from app.pdfs.extract import build_index
+    from app.pdfs.indexing import build_in_workers, ocr_options
     from app.pdfs.locate_cli import run
     from app.pdfs.workers import pdf_workers
 
     workers = pdf_workers(settings)
+    # The index the service builds: scanned pages read by Tesseract in the bounded workers,
+    # with the same settings (HIGHLIGHT_OCR_*), so the command and a batch agree.
+    ocr = ocr_options(settings, command=True)
 
     def build(path: Path) -> DocumentIndex:
-        return workers.run(build_index, path, name=path.name)
+        return build_in_workers(workers, path.read_bytes(), path.name, ocr)
 
     try:
         return run(args.pdf, sys.stdin, sys.stdout, build)

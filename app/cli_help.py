@@ -78,7 +78,8 @@ example:
 
 LOCATE = """\
 Find quotes in a PDF and print where they are drawn: the locator the service uses, without a
-database or an LLM. Reads JSON lines on stdin until end of input, answers each line at once.
+database or an LLM. The PDF is indexed as the service indexes it (scanned pages read by OCR,
+HIGHLIGHT_OCR_*). Reads JSON lines on stdin until end of input, answers each line at once.
 
 input:   PDF       path to a PDF file
          stdin     one JSON object per line:
@@ -95,7 +96,9 @@ output:  one JSON object per input line on stdout, in the same order:
            matched_text the PDF's text at the rectangles
            rects        one rectangle per line piece: {"page", "x0", "y0", "x1", "y1"}, page
                         1-based, in PDF points from the top-left of the page as displayed
-         A line that is not such an object answers {"id", "status": "error", "message"}.
+         A line that is not such an object, or whose pages lie outside the PDF, answers
+         {"id", "status": "error", "message"} ("pages [5, 6] is past the end: the PDF has
+         3 pages").
          A PDF that cannot be read: one line on stderr, exit code 1.
 """
 LOCATE_EXAMPLE = """\

@@ -13,17 +13,23 @@ and breaks every 8-gram that runs on into the next line, about 7 in 10 of them f
 words; text in reading order keeps them all. Joining words without separators makes the test
 indifferent to spaces, hyphens and punctuation, which extractors disagree on. Standalone numbers
 of up to 3 digits are dropped on both sides: page numbers, footnote marks and margin line
-numbers are placed anywhere by every extractor. What stays unmatched on a well-read page is
-mostly running headers and footers and tables, which poppler and PyMuPDF order differently.
+numbers are placed anywhere by every extractor. Poppler's lines of page furniture are left out
+(where a running header sits is no part of the text's order). What stays unmatched on a
+well-read page is mostly tables, which poppler and PyMuPDF order differently, and 8-grams
+across a chunk boundary.
+
+Furniture: the lines ``alignment.furniture`` finds (a page's top or bottom 12%, text recurring
+there on 3 pages or more, numbers aside). Per chunker, the share of them found in the text of a
+chunk of their page, and their share of all chunk text.
 
 Documents: every PDF directly in ../shared/pdfs (skipped with a message if absent; not the
 financebench/ folder of 10-Ks, 2,900 pages), of which pdfjs_freeculture.pdf (352 pages) is
 sampled (every 8th page, as a PDF of those pages); and the generated column pages
 (gen_irs.make_columns) and table pages (gen_cells.make_tables). "before" is the chunker of git
-before this bench (``legacy_chunks``: PyMuPDF blocks in drawing order), "after" is
-``app.pdfs.chunking.chunk_pdf``, measured in the same run.
+``--before`` (default main: its ``app/pdfs/chunking.py`` loaded from ``git show`` as a module
+beside today's), "after" is ``app.pdfs.chunking.chunk_pdf``, measured in the same run.
 
-    .venv/bin/python bench/reading_order.py [PDF ...] [--n 8]
+    .venv/bin/python bench/reading_order.py [PDF ...] [--n 8] [--before REF]
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,12 +53,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from gen_cells import make_tables  # noqa: E402
 from gen_irs import make_columns  # noqa: E402
 
-from app.alignment.index import PageTooDense  # noqa: E402
-from app.alignment.text import clean_extracted, normalize_text  # noqa: E402
+from app.alignment.furniture import FurnitureLine  # noqa: E402
+from app.alignment.text import normalize_text  # noqa: E402
 from app.core.scripts import is_cjk  # noqa: E402
 from app.pdfs.chunking import ChunkDraft, chunk_pdf  # noqa: E402
-from app.pdfs.pdf import open_pdf  # noqa: E402
-from app.selection.sentences import split_sentences  # noqa: E402
+from app.pdfs.extract import build_index  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "pdfs"
 SEED = 1234
@@ -67,61 +73,23 @@ Chunker = Callable[[Path], list[ChunkDraft]]
 # --------------------------------------------------------------------------- the chunker before
 
 
-def _legacy_blocks(pdf: Path) -> list[tuple[int, str]]:
-    blocks: list[tuple[int, str]] = []
-    with open_pdf(pdf) as doc:
-        for page in doc:
-            page_blocks = page.get_text("blocks")
-            PageTooDense.check(page.number + 1, sum(len(block[4]) for block in page_blocks))
-            for block in page_blocks:
-                if block[6] != 0:
-                    continue
-                text = clean_extracted(str(block[4])).replace("\n", " ")
-                text = _SPACES.sub(" ", text).strip()
-                if text:
-                    blocks.append((page.number + 1, text))
-    return blocks
+def git_chunker(ref: str) -> Callable[[Path], list[ChunkDraft]]:
+    """``chunk_pdf`` of ``app/pdfs/chunking.py`` as it is at git ``ref``, loaded as a module of
+    its own beside today's (it imports the rest of the app as it is today)."""
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{ref}:app/pdfs/chunking.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType(f"chunking_at_{ref.replace('/', '_')}")
+    module.__file__ = f"<git {ref}:app/pdfs/chunking.py>"
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
 
+    def chunks(pdf: Path) -> list[ChunkDraft]:
+        return list(module.chunk_pdf(pdf)[0])
 
-def _legacy_pieces(page: int, text: str, max_chars: int) -> list[tuple[int, str]]:
-    if len(text) <= max_chars:
-        return [(page, text)]
-    pieces: list[tuple[int, str]] = []
-    current = ""
-    for sentence in split_sentences(text):
-        if current and len(current) + len(sentence.text) + 1 > max_chars:
-            pieces.append((page, current))
-            current = ""
-        current = f"{current} {sentence.text}".strip()
-    if current:
-        pieces.append((page, current))
-    return pieces
-
-
-def legacy_chunks(pdf: Path, target_chars: int = 1000, max_chars: int = 1600) -> list[ChunkDraft]:
-    """``chunk_pdf`` as it was before it read the index: PyMuPDF text blocks in drawing order,
-    lines of a block joined with spaces, blocks packed into chunks."""
-    chunks: list[ChunkDraft] = []
-    parts: list[tuple[int, str]] = []
-
-    def flush() -> None:
-        if parts:
-            text = parts[0][1]
-            for (_, previous), (_, part) in zip(parts, parts[1:], strict=False):
-                mid = previous[-1] not in ".!?:;\u3002\uff01\uff1f\"'\u201d)"
-                text += (" " if mid and part[0].islower() else "\n\n") + part
-            chunks.append(ChunkDraft(len(chunks), text, parts[0][0], parts[-1][0]))
-            parts.clear()
-
-    for page, block in _legacy_blocks(pdf):
-        for piece in _legacy_pieces(page, block, max_chars):
-            size = sum(len(p) + 2 for _, p in parts)
-            if parts and size + len(piece[1]) > max_chars:
-                flush()
-            parts.append(piece)
-            if size + len(piece[1]) >= target_chars:
-                flush()
-    flush()
     return chunks
 
 
@@ -157,7 +125,7 @@ def poppler_pages(pdf: Path) -> list[str]:
     return out.split("\f")
 
 
-def prose_runs(page_text: str) -> list[list[str]]:
+def prose_runs(page_text: str, furniture: frozenset[str] = frozenset()) -> list[list[str]]:
     """The words of runs of consecutive prose lines of poppler's page text. A prose line holds
     at least ``MIN_LINE_WORDS`` words, at most half of them with digits: table cells and
     captions are not, and tables have no one reading order (poppler reads them column by
@@ -165,6 +133,8 @@ def prose_runs(page_text: str) -> list[list[str]]:
     runs: list[list[str]] = [[]]
     for line in page_text.splitlines():
         line_words = words(line)
+        if line_words and any("".join(line_words) in text for text in furniture):
+            line_words = []  # a running header or footer: no part of the text's order
         figures = sum(any(c.isdigit() for c in word) for word in line_words)
         if len(line_words) >= MIN_LINE_WORDS and figures <= len(line_words) / 2:
             runs[-1].extend(line_words)
@@ -173,18 +143,22 @@ def prose_runs(page_text: str) -> list[list[str]]:
     return [run for run in runs if run]
 
 
-def grams_of(page_text: str, n: int = N) -> list[str]:
+def grams_of(page_text: str, n: int = N, furniture: frozenset[str] = frozenset()) -> list[str]:
     return [
-        "".join(run[i : i + n]) for run in prose_runs(page_text) for i in range(len(run) - n + 1)
+        "".join(run[i : i + n])
+        for run in prose_runs(page_text, furniture)
+        for i in range(len(run) - n + 1)
     ]
 
 
-def in_order(pages: list[str], chunks: list[ChunkDraft], n: int = N) -> tuple[int, int]:
+def in_order(
+    pages: list[str], chunks: list[ChunkDraft], n: int = N, furniture: frozenset[str] = frozenset()
+) -> tuple[int, int]:
     """(8-grams in order, 8-grams) over the document."""
     skeletons = ["".join(words(chunk.text)) for chunk in chunks]
     found = total = 0
     for number, page_text in enumerate(pages, start=1):
-        grams = grams_of(page_text, n)
+        grams = grams_of(page_text, n, furniture)
         if not grams:
             continue
         near = "\x00".join(
@@ -195,6 +169,33 @@ def in_order(pages: list[str], chunks: list[ChunkDraft], n: int = N) -> tuple[in
         total += len(grams)
         found += sum(gram in near for gram in grams)
     return found, total
+
+
+def _furniture_pattern(line: FurnitureLine, chars: str) -> re.Pattern[str]:
+    text = " ".join(chars[line.start : line.end].split())
+    if _SMALL_NUMBER.fullmatch(text) or text.isdigit():
+        # A bare page number counts only as a line or paragraph of its own: "7" is in prose too.
+        return re.compile(rf"(?:^|\n)[ \t]*{re.escape(text)}[ \t]*(?:\n|$)")
+    return re.compile(rf"(?<!\S){re.escape(text)}(?!\S)")
+
+
+def furniture(
+    lines: tuple[FurnitureLine, ...], chars: str, chunks: list[ChunkDraft]
+) -> tuple[int, int, int]:
+    """(furniture lines found in the text of a chunk holding their page, furniture lines,
+    furniture characters found). Furniture: lines in a page's top or bottom 12% whose text,
+    numbers aside, recurs there on at least 3 pages (``alignment.furniture``, the locator's)."""
+    found = found_chars = 0
+    for line in lines:
+        pattern = _furniture_pattern(line, chars)
+        for chunk in chunks:
+            if chunk.page_start <= line.page <= chunk.page_end:
+                match = pattern.search(chunk.text)
+                if match:
+                    found += 1
+                    found_chars += len(match.group().strip())
+                    break
+    return found, len(lines), found_chars
 
 
 def sampled(pdf: Path, every: int, folder: Path) -> Path:
@@ -233,41 +234,88 @@ def documents(folder: Path, explicit: list[Path]) -> list[tuple[str, Path, list[
     return found
 
 
-def score(pages: list[str], truth: list[str], chunker: Chunker, pdf: Path, n: int) -> list[str]:
+def score(
+    pages: list[str],
+    truth: list[str],
+    chunker: Chunker,
+    pdf: Path,
+    n: int,
+    furniture_lines: tuple[tuple[FurnitureLine, ...], str] | None,
+) -> list[str]:
     try:
         chunks = chunker(pdf)
     except Exception as exc:  # a PDF the chunker refuses is reported, not fatal
-        return [f"({type(exc).__name__})", ""]
-    shares = [in_order(pages, chunks, n), whole(truth, chunks)]
-    return [f"{found / total:.3f}" if total else "-" for found, total in shares]
+        return [f"({type(exc).__name__})", "", "", ""]
+    shares = [in_order(pages, chunks, n, skeletons(furniture_lines)), whole(truth, chunks)]
+    cells = [f"{found / total:.3f}" if total else "-" for found, total in shares]
+    if furniture_lines is None or not furniture_lines[0]:
+        return [*cells, "-", "-"]
+    found, total, found_chars = furniture(*furniture_lines, chunks)
+    text_chars = sum(len(chunk.text) for chunk in chunks)
+    return [*cells, f"{found / total:.3f}", f"{100 * found_chars / max(text_chars, 1):.2f}%"]
+
+
+def skeletons(furniture_lines: tuple[tuple[FurnitureLine, ...], str] | None) -> frozenset[str]:
+    """The furniture lines' words as ``words`` reads them (poppler's lines of them are left
+    out of the in-order measure: where a header sits in reading order is no one's business)."""
+    if furniture_lines is None:
+        return frozenset()
+    lines, chars = furniture_lines
+    pages: dict[int, str] = {}
+    for line in lines:
+        pages[line.page] = pages.get(line.page, "") + "".join(words(chars[line.start : line.end]))
+    # Each page's furniture joined: poppler may break a two-line footer elsewhere.
+    return frozenset(pages.values())
+
+
+def furniture_of(pdf: Path) -> tuple[tuple[FurnitureLine, ...], str] | None:
+    try:
+        index = build_index(pdf)
+    except Exception:  # reported by the chunkers' own columns
+        return None
+    return index.furniture, index.chars
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pdfs", nargs="*", type=Path)
     parser.add_argument("--n", type=int, default=N, help="words per n-gram")
+    parser.add_argument(
+        "--before", default="main", help="git ref whose chunker is 'before' (default: main)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    legacy = git_chunker(args.before)
     with tempfile.TemporaryDirectory() as tmp:
         docs = documents(Path(tmp), args.pdfs)
-        print(f"{'':58} {'in order':>23}   {'drawn, whole':>14}")
         print(
-            f"{'document':51} {'grams':>6} {'before':>7} {'after':>7}   {'before':>7} {'after':>7}"
+            f"{'':44} {'in order':>15}  {'drawn, whole':>15}  {'furniture':>10} "
+            f"{'furn. lines kept':>16}  {'furn. text':>15}"
+        )
+        print(
+            f"{'document':37} {'grams':>6} {'before':>7} {'after':>7}  {'before':>7} "
+            f"{'after':>7}  {'lines':>10} {'before':>8} {'after':>7}  {'before':>7} "
+            f"{'after':>7}"
         )
         for name, pdf, truth in docs:
             pages = poppler_pages(pdf)
-            grams = sum(len(grams_of(page, args.n)) for page in pages)
-            before = score(pages, truth, legacy_chunks, pdf, args.n)
-            after = score(pages, truth, current_chunks, pdf, args.n)
+            lines = furniture_of(pdf)
+            grams = sum(len(grams_of(page, args.n, skeletons(lines))) for page in pages)
+            before = score(pages, truth, legacy, pdf, args.n, lines)
+            after = score(pages, truth, current_chunks, pdf, args.n, lines)
             print(
-                f"{name[:51]:51} {grams:>6} {before[0]:>7} {after[0]:>7}   "
-                f"{before[1]:>7} {after[1]:>7}",
+                f"{name[:37]:37} {grams:>6} {before[0]:>7} {after[0]:>7}  "
+                f"{before[1]:>7} {after[1]:>7}  {len(lines[0]) if lines else 0:>10} "
+                f"{before[2]:>8} {after[2]:>7}  {before[3]:>7} {after[3]:>7}",
                 flush=True,
             )
     print(
         f"\nin order: share of poppler's word {args.n}-grams (prose lines) found in order in the "
         f"chunks;\ndrawn, whole: share of a generated PDF's drawn sentences or table cells found "
-        f"whole; {time.perf_counter() - started:.0f} s"
+        f"whole;\nfurniture lines: lines in a page's top or bottom 12% whose text recurs there "
+        f"on >= 3 pages;\nfurn. lines kept: share of them found in the text of a chunk of their "
+        f"page; furn. text: their\nshare of all chunk text. before: git {args.before}'s chunker; "
+        f"{time.perf_counter() - started:.0f} s"
     )
     return 0
 

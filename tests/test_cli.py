@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from tests.api.helpers import similarity, text_under
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.llm_server import ScriptedLLM
+from tests.fixtures.pdfs import write_image_only_copy, write_text_pdf
 
 # Starts server processes, a browser or other programs: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow
@@ -284,3 +286,37 @@ async def test_real_pdf_ingest_then_llm_batch_is_complete(
     (sent,) = scripted_llm.requests
     assert "$defs" in sent["response_format"]["json_schema"]["schema"]
     assert "guided_json" not in sent
+
+
+@pytest.mark.skipif(
+    shutil.which("tesseract") is None,
+    reason="Tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-osd)",
+)
+def test_locate_reads_a_scanned_pdf_by_ocr_as_the_service_does(tmp_path: Path) -> None:
+    """`locate` builds its index as ingest and batches do: a page without a text layer is read
+    by Tesseract in the PDF workers, so a quote on it is found, not no_text_layer; a page range
+    past the end is an error naming the page count."""
+    text = write_text_pdf(
+        tmp_path / "text.pdf",
+        [
+            "The committee received eleven bids for the new bridge over the river.",
+            "Work on the northern approach will begin in the spring of next year.",
+        ],
+    )
+    scan = write_image_only_copy(text, tmp_path / "scan.pdf", dpi=200)
+    lines = [
+        {"id": 1, "quote": "received eleven bids for the new bridge", "pages": [1, 1]},
+        {"id": 2, "quote": "received eleven bids", "pages": [5, 6]},
+    ]
+    stdin = "\n".join(json.dumps(line) for line in lines) + "\n"
+    result = run_cli("locate", str(scan), env=cli_env(tmp_path), stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    found, past = (json.loads(line) for line in result.stdout.splitlines())
+    assert found["status"] == "found", found
+    assert found["rects"]
+    assert all(rect["page"] == 1 for rect in found["rects"])
+    assert past == {
+        "id": 2,
+        "status": "error",
+        "message": "pages [5, 6] is past the end: the PDF has 1 page",
+    }

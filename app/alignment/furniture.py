@@ -46,7 +46,9 @@ class LineBox:
     y1: float
 
 
-def _key(skeleton: str) -> str:
+def furniture_key(skeleton: str) -> str:
+    """The text of a furniture line as recurring pages share it: any number in place of the
+    printed one ("Page 6" and "Page 7" are one line)."""
     return _DIGIT_RUN.sub("#", skeleton)
 
 
@@ -67,12 +69,14 @@ def find_furniture(
         skeleton = normalize_text(chars[line.start : line.end])
         if skeleton:
             furniture = FurnitureLine(line.page, line.start, line.end, top, skeleton)
-            candidates.append((_key(skeleton), furniture))
+            candidates.append((furniture_key(skeleton), furniture))
     pages: dict[str, set[int]] = defaultdict(set)
     for key, furniture in candidates:
         pages[key].add(furniture.page)
     found = tuple(furniture for key, furniture in candidates if len(pages[key]) >= MIN_PAGES)
-    keys = sorted({_key(line.skeleton) for line in found}, key=lambda key: (-len(key), key))
+    keys = sorted(
+        {furniture_key(line.skeleton) for line in found}, key=lambda key: (-len(key), key)
+    )
     if not keys:
         return found, ""
     alternatives = [re.escape(key).replace(r"\#", r"\d+").replace("#", r"\d+") for key in keys]

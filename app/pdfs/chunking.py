@@ -5,12 +5,17 @@ what the locator can find. Each page's line pieces (``layout.segments``: lines c
 gutters and between table cells) are read in the PDF's drawing order, unless that order
 interleaves columns, as forms and instructions drawn row by row across the page do; such a page
 is read column by column (``chains.column_order``), as the locator's second reading does.
+Repeated page furniture is left out, and what stands clear of the body in the page's top or
+bottom band is read first or last (``page_text``); parts of one printed line that PyMuPDF made
+two lines of (a run-in heading in another font) are read as one line.
 
 Pieces make paragraphs by geometry: a new paragraph where the vertical gap is more than about a
 line, the column or the type size changes, the indent changes after a paragraph's first line, or
 a row holds several pieces (a table row stays one row). Lines of a paragraph are joined with a
 space, CJK lines with nothing; paragraphs with a blank line, unless one stops mid-sentence and
-the next goes on in lower case (a sentence broken by a column or page end). Paragraphs are
+the next goes on in lower case (a sentence broken by a column or page end), or, at a page break,
+a page's last line runs to the column's edge within a CJK sentence and the next page goes on in
+CJK text (joined with nothing). Paragraphs are
 packed into chunks of roughly ``target_chars``; a chunk may run across a page break and records
 both pages.
 """
@@ -24,10 +29,17 @@ from pathlib import Path
 
 from app.alignment.chains import chains, column_order
 from app.alignment.index import DocumentIndex
-from app.alignment.layout import Segment, segments
+from app.alignment.layout import SPLIT_GAP, Segment, segments
 from app.alignment.text import clean_extracted
-from app.core.scripts import CJK_PUNCTUATION, is_cjk
+from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
+from app.pdfs.page_text import (
+    bands,
+    full_line,
+    furniture_ranges,
+    side_furniture,
+    without_furniture,
+)
 from app.selection.sentences import split_sentences
 
 _SPACES = re.compile(r"\s+")
@@ -58,8 +70,13 @@ CELL_PADDING = 1.5
 # A piece at least this many line heights wide is a line of prose (a column's narrowest prose
 # lines hold some 30 characters); table figures are narrower.
 PROSE_WIDTH = 8.0
+# A run-in heading is at least this many line heights wide; a bullet or an enumerator before
+# its item's text is narrower (the list stays rows of marker and text).
+RUN_IN_WIDTH = 3.0
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+# A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
+_CJK_GOES_ON = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,7 @@ class _Paragraph:
 class _Block:
     page: int
     text: str
+    full: bool = False  # its last line runs to its column's right edge (a page's last only)
 
 
 def _cjk_edge(char: str) -> bool:
@@ -111,6 +129,38 @@ def _in_drawing_order(pieces: list[Segment]) -> bool:
 
 def _same_row(a: Segment, b: Segment) -> bool:
     return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.height, b.height)
+
+
+def _joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
+    """``pieces`` with the two parts of one printed line joined where PyMuPDF made two lines of
+    it: a run-in heading set in another font and a line of prose after it ("General Terms" +
+    "Design, Experimentation, Measurement, Perfor-"). Within one extracted line
+    ``layout.segments`` cuts only at wider gaps than this one, so such a line reads the same
+    however the PDF drew it. A table's row has narrow figures, or more cells, or wider gaps."""
+    joined: list[Segment] = []
+    for row in _rows(pieces):
+        if len(row) == 2:
+            left, right = row
+            height = min(left.height, right.height)
+            if (
+                0 <= right.x0 - left.x1 < SPLIT_GAP * height
+                and left.width >= RUN_IN_WIDTH * left.height  # not a bullet or "(a)"
+                and right.width >= PROSE_WIDTH * right.height
+                and left.end <= right.start
+                and not index.chars[left.end : right.start].strip()
+            ):
+                row = [
+                    Segment(
+                        left.start,
+                        right.end,
+                        left.x0,
+                        min(left.y0, right.y0),
+                        right.x1,
+                        max(left.y1, right.y1),
+                    )
+                ]
+        joined.extend(row)
+    return joined
 
 
 def _rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
@@ -152,6 +202,10 @@ def _wrapped_in(index: DocumentIndex, table: list[list[Segment]], piece: Segment
             0 < piece.y0 - last.y0 < CELL_PITCH * height
             and abs(piece.x0 - cell[0].x0) < INDENT * height
             and 0 < room < _first_word_width(index, piece) + CELL_PADDING * height
+            # A line running on under the next cell is no line of this one: a run-in heading
+            # ("Categories and Subject Descriptors" D.3.4 [Programming Lan-) and its text's
+            # next line ("guages]: Processors ...") read in that order.
+            and piece.x1 <= table[at + 1][0].x0
         ):
             return at
     return None
@@ -220,11 +274,26 @@ def _cell_text(index: DocumentIndex, lines: list[Segment]) -> str:
     return text
 
 
-def _page_paragraphs(index: DocumentIndex, page: int) -> list[str]:
-    lo, hi = index.char_page_start[page - 1], index.char_page_start[page]
-    pieces = segments(index.chars, index.boxes, index.lines, lo, hi)
+def _page_paragraphs(
+    index: DocumentIndex,
+    page: int,
+    pieces: list[Segment],
+    furniture: list[tuple[int, int]],
+    side: list[tuple[int, int]],
+) -> tuple[list[str], bool]:
+    """The page's paragraphs from its line ``pieces``, and whether its last line runs to its
+    column's right edge. ``furniture``: ranges left out where they stand clear of the body in
+    the top or bottom band; ``side``: those left out wherever they are."""
+    pieces = without_furniture(pieces, side)
     if not _in_drawing_order(pieces):
         pieces = column_order(pieces)
+    first, body, last = bands(pieces, index.text_frame_size(page)[1])
+    pieces = [
+        *without_furniture(first, furniture),
+        *body,
+        *without_furniture(last, furniture),
+    ]
+    pieces = _joined_lines(index, pieces)
     paragraphs: list[str] = []
     previous: list[Segment] | None = None
     state = _Paragraph(None, 0.0)
@@ -243,7 +312,9 @@ def _page_paragraphs(index: DocumentIndex, page: int) -> list[str]:
             paragraphs[-1] += _line_joiner(paragraphs[-1], text) + text
             state = _Paragraph(row[0].y0 - previous[0].y0, max(state.right, row[-1].x1))
         previous = row
-    return paragraphs
+    return paragraphs, previous is not None and len(previous) == 1 and full_line(
+        pieces, previous[0]
+    )
 
 
 def _pieces(block: _Block, max_chars: int) -> list[_Block]:
@@ -258,15 +329,26 @@ def _pieces(block: _Block, max_chars: int) -> list[_Block]:
             current = ""
         current = f"{current} {sentence.text}".strip()
     if current:
-        pieces.append(_Block(block.page, current))
+        pieces.append(_Block(block.page, current, block.full))
     return pieces
 
 
-def _joiner(previous: str, following: str) -> str:
+def _joiner(previous: _Block, following: _Block) -> str:
     # A paragraph that stops mid-sentence and one that goes on in lower case are one sentence
     # broken by a column or page end; anything else is a new paragraph.
-    if previous[-1] not in _SENTENCE_END and following[0].islower():
+    before, after = previous.text[-1], following.text[0]
+    if before not in _SENTENCE_END and after.islower():
         return " "
+    # Chinese and Japanese have no lower case: a page that ends within a sentence (on an
+    # ideograph or a comma) and a next page that goes on in CJK text are one sentence, which
+    # wraps without a space. Only at a page break: on a page, geometry has parted them.
+    if (
+        following.page > previous.page
+        and previous.full
+        and _CJK_GOES_ON.match(before)
+        and _cjk_edge(after)
+    ):
+        return ""
     return "\n\n"
 
 
@@ -281,18 +363,25 @@ def chunk_index(
         if parts:
             text = parts[0].text
             for previous, part in zip(parts, parts[1:], strict=False):
-                text += _joiner(previous.text, part.text) + part.text
+                text += _joiner(previous, part) + part.text
             chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
             parts.clear()
 
+    pages = [
+        segments(index.chars, index.boxes, index.lines, lo, hi)
+        for lo, hi in zip(index.char_page_start, index.char_page_start[1:], strict=False)
+    ]
+    furniture, side = furniture_ranges(index), sorted(side_furniture(index, pages))
     full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
-    for page in range(1, index.page_count + 1):
-        for paragraph in _page_paragraphs(index, page):
-            for piece in _pieces(_Block(page, paragraph), max_chars):
+    for page, pieces in enumerate(pages, start=1):
+        paragraphs, runs_on = _page_paragraphs(index, page, pieces, furniture, side)
+        for at, paragraph in enumerate(paragraphs, start=1):
+            block = _Block(page, paragraph, runs_on and at == len(paragraphs))
+            for piece in _pieces(block, max_chars):
                 size = sum(len(p.text) + 2 for p in parts)
                 # ... unless it goes on with the sentence the parts end in: a chunk never ends
                 # mid-sentence where max_chars leaves room.
-                goes_on = bool(parts) and _joiner(parts[-1].text, piece.text) == " "
+                goes_on = bool(parts) and _joiner(parts[-1], piece) != "\n\n"
                 if parts and (size + len(piece.text) > max_chars or (full and not goes_on)):
                     flush()
                     size = 0

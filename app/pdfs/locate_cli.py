@@ -43,6 +43,20 @@ def _parse(line: str) -> tuple[Any, str, tuple[int, int] | None]:
     return request.get("id"), quote, _parse_pages(request.get("pages"))
 
 
+def _within(pages: tuple[int, int] | None, page_count: int) -> tuple[int, int] | None:
+    """``pages`` when they name pages of the PDF: a range past its end (or before page 1) is an
+    error naming the page count, not a quote that was not found."""
+    if pages is None:
+        return None
+    first, last = sorted(pages)
+    if first < 1:
+        raise _BadRequest(f'"pages" {list(pages)} starts before page 1 (pages are 1-based)')
+    if last > page_count:
+        plural = "page" if page_count == 1 else "pages"
+        raise _BadRequest(f"pages {list(pages)} is past the end: the PDF has {page_count} {plural}")
+    return pages
+
+
 def _render(request_id: Any, result: LocateResult) -> dict[str, Any]:
     return {
         "id": request_id,
@@ -73,7 +87,8 @@ def run(
     build: Callable[[Path], DocumentIndex] = build_index,
 ) -> int:
     """``build`` makes the index: the command line passes one that runs in the bounded PDF
-    workers, so a hostile file ends in one error line."""
+    workers (scanned pages read by OCR there, as the service reads them), so a hostile file
+    ends in one error line."""
     try:
         index = build(pdf_path)
     except Exception as exc:  # PyMuPDF raises several types for missing/corrupt files
@@ -84,6 +99,7 @@ def run(
             continue
         try:
             request_id, quote, pages = _parse(line)
+            pages = _within(pages, index.page_count)
             output = _render(request_id, locate(index, quote, pages))
         except _BadRequest as exc:
             output = _error(_request_id(line), str(exc))

@@ -268,3 +268,25 @@ def test_keys_that_are_not_digests_name_no_file(layout_pdf: Path, tmp_path: Path
     with pytest.raises(ValueError, match="not a hex SHA-256"):
         IndexCache(tmp_path).get("../../etc/passwd", Builds(layout_pdf))
     assert IndexCache().get("any key in memory", Builds(layout_pdf)).page_count == 4
+
+
+def test_cli_refuses_a_page_range_outside_the_pdf(layout_pdf: Path) -> None:
+    """A range past the end names the page count (it used to answer no_text_layer, as if the
+    pages were scans); one that starts before page 1 says pages are 1-based."""
+    pages = build_index(layout_pdf).page_count
+    lines = [
+        json.dumps({"id": 1, "quote": REPEATED, "pages": [pages + 1, pages + 2]}),
+        json.dumps({"id": 2, "quote": REPEATED, "pages": [0, 2]}),
+        json.dumps({"id": 3, "quote": REPEATED, "pages": [pages, pages]}),
+    ]
+    stdout = io.StringIO()
+    assert run(layout_pdf, io.StringIO("\n".join(lines) + "\n"), stdout) == 0
+    past, before, last = (json.loads(line) for line in stdout.getvalue().splitlines())
+    assert past == {
+        "id": 1,
+        "status": "error",
+        "message": f"pages [{pages + 1}, {pages + 2}] is past the end: the PDF has {pages} pages",
+    }
+    assert before["status"] == "error"
+    assert "1-based" in before["message"]
+    assert last["status"] in ("found", "no_match")

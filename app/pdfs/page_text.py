@@ -1,0 +1,159 @@
+"""What of a page's line pieces a chunk reads, and in which order around the body.
+
+Repeated page furniture (running headers and footers, page numbers: ``alignment.furniture``,
+the lines the locator already knows for placement) is left out of chunk text: a sentence that
+crosses a page break then reads on from the page before into the next, with no "委 134" or
+"Page 6 of 40" in its middle. Furniture is only what recurs in the page's top or bottom band on
+several pages, or up a side margin (a stamp printed on every page); a line printed once there (a
+page's only heading, a stamp) stays.
+
+The first page's title is kept when a running header repeats it: there it is set larger than on
+the pages after (it is the document's title, not a header).
+
+The outermost block of the top or bottom band, when it stands clear of the rest (half a line
+or more of space between), is read first or last on its page, wherever the PDF drew it: PyMuPDF
+puts a stamp drawn last at the top of the page between the page's last sentence and the next
+page's first. Only there is furniture left out: a 10-K statement's title, column heads and first
+rows also recur near the top of several pages, under the running header, and run on into the
+table (its years are no page numbers either: a bare number is furniture only when it counts
+with the pages).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import median
+
+from app.alignment.furniture import BAND, MIN_PAGES, furniture_key
+from app.alignment.index import DocumentIndex
+from app.alignment.layout import Segment
+from app.alignment.text import normalize_text
+
+# A first-page line taller than its repeats by more than this share is the title, not a header.
+TITLE_GROWTH = 0.2
+# A band piece this many of its line heights clear of the body is read before or after it
+# (lines of a paragraph or a table lie closer: 0.1-0.3; a running header sits further off).
+CLEARANCE = 0.5
+# Pieces within this share of the page width from its left or right edge are in the side
+# margin (body text starts further in: 54 points of 612 is 0.09) ...
+SIDE_BAND = 0.08
+# ... and are furniture when their text, numbers aside, recurs there on MIN_PAGES pages and
+# holds at least this many letters (a statement's right-hand column of figures is no stamp).
+MIN_SIDE_LETTERS = 6
+
+
+def _height(index: DocumentIndex, start: int, end: int) -> float:
+    tops = [index.boxes[4 * i + 1] for i in range(start, end) if not index.chars[i].isspace()]
+    bottoms = [index.boxes[4 * i + 3] for i in range(start, end) if not index.chars[i].isspace()]
+    return max(bottoms) - min(tops) if tops else 0.0
+
+
+def _page_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
+    """The furniture lines that are bare numbers counting with the pages (a page number: its
+    value less the page's number is the same on several pages). Other bare numbers that recur
+    in a band (a statement's "2023" column head, a figure) are the table's text."""
+    offsets: dict[tuple[bool, int], list[tuple[int, int]]] = defaultdict(list)
+    for line in index.furniture:
+        if line.skeleton.isdigit() and len(line.skeleton) <= 4:
+            offsets[(line.top, int(line.skeleton) - line.page)].append((line.start, line.end))
+    return {span for spans in offsets.values() if len(spans) >= MIN_PAGES for span in spans}
+
+
+def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
+    """Source character ranges of the furniture lines that may be left out of chunk text
+    (where they stand clear of the body: ``bands``), sorted."""
+    heights: dict[str, list[float]] = defaultdict(list)
+    for line in index.furniture:
+        if line.page != 1:
+            heights[furniture_key(line.skeleton)].append(_height(index, line.start, line.end))
+    page_numbers = _page_numbers(index)
+    ranges: list[tuple[int, int]] = []
+    for line in index.furniture:
+        if line.skeleton.isdigit() and (line.start, line.end) not in page_numbers:
+            continue
+        if line.page == 1:
+            others = heights.get(furniture_key(line.skeleton))
+            height = _height(index, line.start, line.end)
+            if others and height > (1 + TITLE_GROWTH) * median(others):
+                continue  # the title, which later pages repeat smaller as a running header
+        ranges.append((line.start, line.end))
+    return sorted(ranges)
+
+
+def side_furniture(index: DocumentIndex, pages: list[list[Segment]]) -> list[tuple[int, int]]:
+    """Source ranges of the pieces (``pages``: each page's) in a side margin whose text recurs
+    there on several pages: a stamp printed up the margin of every page ("jbell on DSKJLSW7X2PROD
+    with PROPOSALS" in the Federal Register), which PyMuPDF reads in the middle of a sentence.
+    The locator has no need of these (a quote never carries them across a page break)."""
+    found: dict[str, list[Segment]] = defaultdict(list)
+    seen: dict[str, set[int]] = defaultdict(set)
+    for number, pieces in enumerate(pages, start=1):
+        width = index.text_frame_size(number)[0]
+        for piece in pieces:
+            if piece.x1 <= SIDE_BAND * width or piece.x0 >= (1 - SIDE_BAND) * width:
+                skeleton = normalize_text(index.chars[piece.start : piece.end])
+                if sum(char.isalpha() for char in skeleton) >= MIN_SIDE_LETTERS:
+                    key = furniture_key(skeleton)
+                    found[key].append(piece)
+                    seen[key].add(number)
+    return [
+        (piece.start, piece.end)
+        for key, pieces in found.items()
+        if len(seen[key]) >= MIN_PAGES
+        for piece in pieces
+    ]
+
+
+def without_furniture(pieces: list[Segment], ranges: list[tuple[int, int]]) -> list[Segment]:
+    """``pieces`` less those inside a furniture line (``furniture_ranges``)."""
+    if not ranges:
+        return pieces
+    from bisect import bisect_right
+
+    starts = [start for start, _ in ranges]
+    kept: list[Segment] = []
+    for piece in pieces:
+        at = bisect_right(starts, piece.start) - 1
+        if at >= 0 and piece.end <= ranges[at][1]:
+            continue
+        kept.append(piece)
+    return kept
+
+
+def _bottom_cut(pieces: list[Segment], band: float) -> float | None:
+    """The top of the lowest block of pieces in the bottom band (at or below ``band``) that
+    stands clear of all the pieces above it; None when there is none. The outermost block
+    only: a 10-K's statement heads ("For the Years Ended December 31,") recur near the top of
+    several pages too, but under the running header, and run on into the table."""
+    for piece in sorted((p for p in pieces if p.y0 >= band), key=lambda p: -p.y0):
+        above = [p.y1 for p in pieces if p.y0 < piece.y0]
+        if not above or piece.y0 - max(above) >= CLEARANCE * piece.height:
+            return piece.y0
+    return None
+
+
+def bands(
+    pieces: list[Segment], page_height: float
+) -> tuple[list[Segment], list[Segment], list[Segment]]:
+    """``pieces`` as (those in the top band clear of the rest, the body, those in the bottom
+    band clear of the rest), each in its own order: a reader reads the first before the body
+    and the last after it, wherever the PDF drew them."""
+    if len(pieces) < 2:
+        return pieces, [], []  # a lone line (a page number on an empty page) stands clear
+    # The top band is the bottom band of the page turned upside down.
+    flipped = [Segment(p.start, p.end, p.x0, -p.y1, p.x1, -p.y0) for p in pieces]
+    top = _bottom_cut(flipped, -BAND * page_height)
+    bottom = _bottom_cut(pieces, (1 - BAND) * page_height)
+    first = [p for p in pieces if top is not None and -p.y1 >= top]
+    last = [p for p in pieces if bottom is not None and p.y0 >= bottom]
+    if len(first) + len(last) >= len(pieces):
+        return pieces, [], []  # all of the page is in its bands: a page of furniture only
+    moved = {id(p) for p in (*first, *last)}
+    return first, [p for p in pieces if id(p) not in moved], last
+
+
+def full_line(pieces: list[Segment], last: Segment) -> bool:
+    """Whether ``last`` ends at the right edge of its column (the pieces it shares its x-span
+    with), within about a character: the text wraps on."""
+    right = max(p.x1 for p in pieces if p.x0 < last.x1 and p.x1 > last.x0)
+    return last.x1 >= right - 1.5 * last.height
