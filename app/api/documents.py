@@ -19,12 +19,15 @@ from app.documents.models import Document
 from app.documents.schemas import (
     ChunkOut,
     DocumentOut,
+    DocumentText,
     DocumentUpsert,
     DocumentUpsertResult,
     PdfUploadResult,
+    TextBlock,
 )
 from app.documents.service import Upload
 from app.documents.sources import SourceLimits
+from app.documents.text_sources import document_text
 from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
@@ -100,7 +103,11 @@ async def put_document(
         # the first highlight request finds the new text index ready.
         document = outcome.document
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return DocumentUpsertResult(
         **_out(outcome.document, links, include_text=False).model_dump(),
@@ -263,7 +270,11 @@ def _upload_result(
     if outcome.changed:
         # As for a document PUT: the earlier content's highlights go, the new index is warmed.
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return result.model_copy(
         update={
@@ -353,6 +364,28 @@ async def get_document_pdf(
         filename=f"{document_id}.pdf",
         content_disposition_type="inline",
         headers=headers,
+    )
+
+
+@files.get(
+    "/{document_id}/text",
+    response_model=DocumentText,
+    responses=error_responses(404, 422, 503),
+)
+async def get_document_text(document_id: DocumentId, documents: DocumentsDep) -> DocumentText:
+    """The text the highlights' selectors index (TextQuoteSelector, TextPositionSelector), with
+    its blocks: what the viewer shows of a web or text source. With auth on, a bearer token or
+    the signature of the viewer's link."""
+    document, text, blocks = await document_text(
+        documents.session_factory, documents.storage, document_id
+    )
+    return DocumentText(
+        document_id=document.id,
+        title=shown_title(document.title, document.source_path, document.id),
+        source_format=SourceFormat(document.source_format),
+        sha256=document.sha256,
+        text=text,
+        blocks=[TextBlock(kind=b.kind, level=b.level, start=b.start, end=b.end) for b in blocks],
     )
 
 

@@ -14,7 +14,7 @@ errors become HTTP.
      │    └── LinkInvalid            code link_invalid: altered or cut (core/errors.py)
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
-     │    ├── DocumentNotFound                                 (documents/errors.py)
+     │    ├── DocumentNotFound, NoPdf                          (documents/errors.py)
      │    ├── PdfMissing                                       (pdfs/errors.py)
      │    └── HighlightNotFound, PageNotFound                  (highlights/errors.py)
      ├── Conflict (409)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
@@ -81,6 +83,32 @@ class DocumentOut(ResponseModel):
     )
     pdf_url: str
     chunks: list[ChunkOut]
+
+
+class TextBlock(ResponseModel):
+    kind: Literal["heading", "paragraph", "item", "quote", "code", "row"] = Field(
+        description="How the viewer shows it: a heading (level 1-6), a paragraph, a list item, "
+        "a block quote, preformatted text, or a table row (cells separated by a tab)."
+    )
+    level: int = Field(description="A heading's level, 1-6; 0 otherwise.")
+    start: int = Field(description="Code point offset of the block in text.")
+    end: int
+
+
+class DocumentText(ResponseModel):
+    """The text the highlights' selectors index: a web or text source's text (extracted from its
+    file: for HTML the text a browser shows, for Markdown the rendered text), or a PDF's chunk
+    texts; in both cases the chunks' texts joined by a blank line, in order."""
+
+    document_id: str
+    title: str
+    source_format: SourceFormat
+    sha256: str = Field(description="The document's content hash (pdf_sha256 of its highlights).")
+    text: str
+    blocks: list[TextBlock] = Field(
+        description="The text's blocks in order, none overlapping; blank lines between them. A "
+        "PDF's are its chunks."
+    )
 
 
 class DocumentUpsertResult(DocumentOut):

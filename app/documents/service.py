@@ -17,10 +17,16 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.formats import SourceFormat, family, sniff
+from app.core.formats import TEXT, SourceFormat, family, sniff
 from app.db.session import in_transaction, transaction
 from app.documents import repository
-from app.documents.errors import ChunkIdsTaken, DocumentNotFound, InvalidChunks, InvalidUpload
+from app.documents.errors import (
+    ChunkIdsTaken,
+    DocumentNotFound,
+    InvalidChunks,
+    InvalidUpload,
+    NoPdf,
+)
 from app.documents.models import Chunk, Document
 from app.documents.pdf_files import (
     PDF_HEADER_WITHIN,
@@ -371,6 +377,8 @@ class DocumentService:
             document = await repository.get_document_row(session, document_id)
         if document is None:
             raise DocumentNotFound(document_id)
+        if document.source_format in TEXT:
+            raise NoPdf(document_id)
         if pinned is not None and pinned != document.sha256:
             raise PdfChanged(
                 f"document {document_id!r} was re-ingested with other content since this link was "

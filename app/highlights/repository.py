@@ -107,7 +107,7 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
     if not chunk_ids:
         return {}
     rows = session.execute(_CHUNKS_BY_ID, {"ids": list(set(chunk_ids))})
-    return {row[0]: _shown(StoredChunk(*row)) for row in rows}
+    return {row[0]: _shown(StoredChunk(*tuple(row))) for row in rows}
 
 
 def _shown(chunk: StoredChunk) -> StoredChunk:
@@ -118,18 +118,21 @@ def _shown(chunk: StoredChunk) -> StoredChunk:
     return chunk if title == chunk.document_title else replace(chunk, document_title=title)
 
 
-def document_texts(session: Session, document_ids: Collection[str]) -> dict[str, list[str]]:
-    """Every chunk text of each document, in order: what its term statistics are counted over."""
+def document_texts(
+    session: Session, document_ids: Collection[str]
+) -> dict[str, list[tuple[str, str]]]:
+    """Every chunk of each document, (id, text) in order: what its term statistics are counted
+    over, and its text (highlights/sources.py)."""
     if not document_ids:
         return {}
     rows = session.execute(
-        select(_chunk.c.document_id, _chunk.c.text)
+        select(_chunk.c.document_id, _chunk.c.id, _chunk.c.text)
         .where(_chunk.c.document_id.in_(set(document_ids)))
         .order_by(_chunk.c.document_id, _chunk.c.ordinal)
     )
-    texts: dict[str, list[str]] = {}
-    for document_id, text in rows:
-        texts.setdefault(document_id, []).append(text)
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for document_id, chunk_id, text in rows:
+        texts.setdefault(document_id, []).append((chunk_id, text))
     return texts
 
 

@@ -284,12 +284,6 @@ async def test_without_libreoffice_an_office_file_is_a_415_saying_to_install_it(
     assert "libreoffice-writer-nogui" in response.json()["error"]["message"]
 
 
-async def test_text_sources_are_not_enabled_yet(sqlite_url: str, tmp_path: Path) -> None:
-    response = await _refused(_settings(sqlite_url, tmp_path), b"# Ferries\n\nDaily.\n", "a.md")
-    assert response.status_code == 415
-    assert "not enabled yet" in response.json()["error"]["message"]
-
-
 async def test_a_filename_with_control_characters_is_refused(
     sqlite_url: str, tmp_path: Path
 ) -> None:
