@@ -90,7 +90,7 @@ def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int, limit: int =
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
         return []
-    return fuzzy(index.norm.text, index.grams, quote, lo, hi)
+    return fuzzy(index.norm.text, index.grams, quote, lo, hi, pages=index.norm_page_start)
 
 
 def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:

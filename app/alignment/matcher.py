@@ -10,6 +10,8 @@ only the matched pieces are highlighted.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
@@ -307,29 +309,74 @@ def _locate_piece(
     return candidates[0] if candidates else None
 
 
+def _nearest(text: str, found: Match, chain: _Chain) -> bool:
+    """Is ``found`` paired with the chain as closely as the text allows? Neither the chain's
+    text nor the adjacent piece of ``found`` may occur again between the two: a table whose
+    rows or header cells repeat a label ("Net cash used in" under investing and under
+    financing) would otherwise let a piece pair with the farther copy, the wrong cell."""
+    if found.end <= chain.d_start:
+        near, gap = found.segments[-1], (found.end, chain.d_start)
+    elif found.start >= chain.d_end:
+        near, gap = found.segments[0], (chain.d_end, found.start)
+    else:
+        return True
+    for start, end in (near, (chain.d_start, chain.d_end)):
+        if text.find(text[start:end], *gap) >= 0:
+            return False
+    return True
+
+
 def _piece_near(
-    text: str, table: GramTable, piece: str, areas: list[tuple[int, int]], depth: int
+    text: str,
+    table: GramTable,
+    piece: str,
+    areas: list[tuple[int, int]],
+    depth: int,
+    chain: _Chain,
 ) -> Match | None:
-    """First convincing placement of ``piece`` in ``areas``, tried in order of preference."""
+    """First convincing placement of ``piece`` in ``areas``, tried in order of preference,
+    that pairs with the chain as closely as the text allows (``_nearest``)."""
     for lo, hi in areas:
         if lo < hi:
             found = _locate_piece(text, table, piece, lo, hi, depth)
-            if found is not None and found.score >= PIECE_SCORE:
+            if found is not None and found.score >= PIECE_SCORE and _nearest(text, found, chain):
                 return found
     return None
 
 
+def _neighbourhood(chain: _Chain, bounds: tuple[int, int], pages: Sequence[int]) -> tuple[int, int]:
+    """``bounds`` narrowed to the chain's pages and the page either side: a quoted sentence
+    runs across one page break at most, so a piece two pages away is another passage (on
+    sparse pages, a table's label on page 3 and another on page 5, JUMP apart or less)."""
+    lo, hi = bounds
+    if not pages:
+        return lo, hi
+    first = bisect_right(pages, chain.d_start)
+    last = bisect_right(pages, chain.d_end - 1)
+    return max(lo, pages[max(0, first - 2)]), min(hi, pages[min(len(pages) - 1, last + 1)])
+
+
 def _complete(
-    text: str, table: GramTable, quote: str, chain: _Chain, bounds: tuple[int, int], depth: int
+    text: str,
+    table: GramTable,
+    quote: str,
+    chain: _Chain,
+    bounds: tuple[int, int],
+    depth: int,
+    pages: Sequence[int],
 ) -> Match:
     """Locate what the chain left out of the quote near the chain: the part before it
     preferably before it in the PDF's order, the part after it preferably after it."""
-    lo, hi = bounds
+    lo, hi = _neighbourhood(chain, bounds, pages)
     segments = [(chain.d_start, chain.d_end)]
     matched = chain.matched
     longest = chain.longest
     penalty = 0.0
-    if depth < MAX_DEPTH:
+    # The chain is a piece like any other: one too short to be searched on its own ("at end
+    # of the") is no anchor for the rest of the quote, which it would pull to any place that
+    # happens to print a few common words after it.
+    anchored = information(quote) * chain.matched / len(quote) >= MIN_PIECE_INFO
+    if depth < MAX_DEPTH and anchored:
         before = (max(lo, chain.d_start - JUMP), chain.d_start)
         after = (chain.d_end, min(hi, chain.d_end + JUMP))
         pieces = (
@@ -337,7 +384,7 @@ def _complete(
             (quote[chain.q_end :], [after, before]),
         )
         for number, (piece, areas) in enumerate(pieces):
-            found = _piece_near(text, table, piece, areas, depth)
+            found = _piece_near(text, table, piece, areas, depth, chain)
             if found is None or _segments_overlap(found.segments, segments):
                 continue
             segments.extend(found.segments)
@@ -369,8 +416,18 @@ def _overlaps(a: Match, b: Match) -> bool:
     return _segments_overlap(a.segments, b.segments)
 
 
-def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int = 0) -> list[Match]:
-    """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping."""
+def fuzzy(
+    text: str,
+    table: GramTable,
+    quote: str,
+    lo: int,
+    hi: int,
+    depth: int = 0,
+    pages: Sequence[int] = (),
+) -> list[Match]:
+    """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping.
+    ``pages`` are the skeleton offsets where pages start (and the end): the rest of a quote
+    is looked for on the pages next to its main match only."""
     found: list[Match] = []
     slack = EDIT_GAP + len(quote) // 5
     clusters = _clusters(seeds(table, quote, lo, hi))
@@ -389,7 +446,7 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
                 Match(((chain.d_start, chain.d_end),), chain.matched, len(quote), chain.longest)
             )
             continue
-        found.append(_complete(text, table, quote, chain, (lo, hi), depth))
+        found.append(_complete(text, table, quote, chain, (lo, hi), depth, pages))
     found.sort(key=lambda match: (-match.score, match.start))
     distinct: list[Match] = []
     for match in found:
