@@ -2,11 +2,12 @@
 
 Matching happens on a "skeleton" of the text: only letters and digits survive, case-folded,
 NFKC-compatible (ligatures such as U+FB01 become "fi", full-width forms become ASCII) and
-without diacritics; "&" is spelt "and", as quoters and PDFs swap them. Whitespace, hyphens, dashes, quotes and other punctuation are dropped
-entirely rather than unified, because PDFs disagree with quoters about all of them: a line-end
-hyphen ("align-\\nment") and a compound hyphen ("self-evident") both vanish, missing or extra
-inter-word spaces (common with tight kerning or letter-spaced headings) stop mattering, and CJK
-text, which has no spaces anyway, joins across line breaks without special cases.
+without diacritics; "&" is spelt "and", as quoters and PDFs swap them. Whitespace, hyphens,
+dashes, quotes and other punctuation are dropped entirely rather than unified, because PDFs
+disagree with quoters about all of them: a line-end hyphen ("align-\\nment") and a compound
+hyphen ("self-evident") both vanish, missing or extra inter-word spaces (common with tight
+kerning or letter-spaced headings) stop mattering, and CJK text, which has no spaces anyway,
+joins across line breaks without special cases.
 
 Hangul is kept as jamo (NFD): a syllable block and the same syllable spelled as two or three
 conjoining jamo (how macOS and some tokenisers hand Korean over) must compare equal, and the

@@ -105,3 +105,40 @@ def test_a_quote_split_by_a_table_row_is_still_stitched(tables_index: DocumentIn
     )
     assert result.status == "found"
     assert result.score == 100.0
+
+
+@pytest.fixture(scope="module")
+def header_index(tmp_path_factory: pytest.TempPathFactory) -> DocumentIndex:
+    """A results table's header: two groups of three two-line cells ("January" over "28,"),
+    stored cell by cell, the way a spreadsheet export draws them."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((290, 100), "13 Weeks Ended", fontsize=9)
+    page.insert_text((450, 100), "52 Weeks Ended", fontsize=9)
+    for number, day in enumerate(["28,", "29,", "30,", "28,", "29,", "30,"]):
+        x = 290 + 50 * number + (10 if number > 2 else 0)
+        page.insert_text((x, 112), "January", fontsize=9)
+        page.insert_text((x + 8, 122), day, fontsize=9)
+    page.insert_text(
+        (60, 150), "Net sales 3,226.8 2,729.4 2,198.7 10,208.6 8,630.9 6,152.0", fontsize=9
+    )
+    path: Path = tmp_path_factory.mktemp("header") / "header.pdf"
+    doc.save(path)
+    doc.close()
+    return build_index(path)
+
+
+def test_a_row_read_across_cells_stored_column_wise_is_not_guessed(
+    header_index: DocumentIndex,
+) -> None:
+    # The quote reads the header's row; the PDF stores "January 28," cell by cell, so the
+    # first three Januarys after "52 Weeks Ended" (the 13-week group's) fit it as well as
+    # any: skipping the day lines as dropped words would highlight the wrong cells.
+    result = locate(header_index, "52 Weeks Ended January January January")
+    assert result.status == "no_match"
+
+
+def test_cells_quoted_in_their_stored_order_are_found(header_index: DocumentIndex) -> None:
+    result = locate(header_index, "52 Weeks Ended January 28, January 29,")
+    assert result.status == "found"
+    assert result.score == 100.0
