@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
 
+from app.alignment.edges import EDIT_GAP
 from app.alignment.index import DocumentIndex
-from app.alignment.matcher import EDIT_GAP, Match
+from app.alignment.matcher import Match
 from app.alignment.text import normalize_text
 
 # The winner's surroundings must account for at least this share of the chunk's context (and
