@@ -419,12 +419,19 @@ export interface components {
             chunks: components["schemas"]["ChunkOut"][];
             /** Id */
             id: string;
+            /**
+             * Original Name
+             * @description The uploaded file's name when the document was made from a named file (an Office file's, before conversion); null otherwise.
+             */
+            original_name: string | null;
             /** Page Count */
             page_count: number;
             /** Pdf Url */
             pdf_url: string;
             /** Sha256 */
             sha256: string;
+            /** @description What the document was made from: pdf, an Office format (converted to PDF), html, markdown or text. */
+            source_format: components["schemas"]["SourceFormat"];
             /** Source Path */
             source_path: string;
             /** Title */
@@ -461,12 +468,19 @@ export interface components {
             created: boolean;
             /** Id */
             id: string;
+            /**
+             * Original Name
+             * @description The uploaded file's name when the document was made from a named file (an Office file's, before conversion); null otherwise.
+             */
+            original_name: string | null;
             /** Page Count */
             page_count: number;
             /** Pdf Url */
             pdf_url: string;
             /** Sha256 */
             sha256: string;
+            /** @description What the document was made from: pdf, an Office format (converted to PDF), html, markdown or text. */
+            source_format: components["schemas"]["SourceFormat"];
             /** Source Path */
             source_path: string;
             /** Title */
@@ -745,6 +759,11 @@ export interface components {
             /** Y1 */
             y1: number;
         };
+        /**
+         * SourceFormat
+         * @enum {string}
+         */
+        SourceFormat: "pdf" | "docx" | "pptx" | "xlsx" | "odt" | "odp" | "ods" | "rtf" | "html" | "markdown" | "text";
         /**
          * StoredHighlightOut
          * @description A highlight by id, as the reference viewer and page previews use it.

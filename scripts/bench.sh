@@ -9,8 +9,17 @@ PY=.venv/bin/python
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 gates=0
+# Each section's title, after the time the one before took (the CI log shows where time goes).
+last=$(date +%s)
+section() {
+  local now
+  now=$(date +%s)
+  [ "$last" = "$now" ] || echo "(the section above took $((now - last)) s)"
+  last=$now
+  echo "=== $*"
+}
 
-echo "=== locator: ../shared/pdfs plus generated layouts"
+section "locator: ../shared/pdfs plus generated layouts"
 if [ -f ../shared/pdfs/MANIFEST.tsv ]; then
   pdf_dir=../shared/pdfs
 else
@@ -27,22 +36,22 @@ $PY bench/locate_eval.py "$pdf_dir" --then-page-hint | awk '
   part == 2 && /^Per kind/ { part = 3 }
   part == 3 { print }'
 
-echo "=== OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
+section "OCR: image-only copies of the text PDFs (200/300 dpi, degraded) against the text layer"
 $PY bench/ocr_eval.py "$pdf_dir"
 
-echo "=== OCR speed: ocr_page against tesseract run directly on the same 300-dpi image (goal <= 1.2x)"
+section "OCR speed: ocr_page against tesseract run directly on the same 300-dpi image (goal <= 1.2x)"
 $PY bench/ocr_speed.py --repeat 2
 
-echo "=== chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
+section "chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
 $PY bench/reading_order.py
 
 # The ingest gate first: every PDF, each in its own process with a fresh database, building its
 # index as a user's first ingest does; the filings' indexes it builds are left in $work/index,
 # so the three benches below, which ingest the same filings, build none.
-echo "=== gate: ingest every PDF (its indexes kept for the filings' benches below)"
+section "gate: ingest every PDF (its indexes kept for the filings' benches below)"
 $PY bench/ingest_all.py --index-cache "$work/index" || gates=1
 
-echo "=== support and selection on ../shared/pdfs/qa (one ingest of the filings for all three)"
+section "support and selection on ../shared/pdfs/qa (one ingest of the filings for all three)"
 if [ -f ../shared/pdfs/qa/financebench_dev.jsonl ]; then
   # Verdicts on positives and negatives, hit and lift over random per row and per company fold.
   $PY bench/support_eval.py --work "$work"
@@ -57,25 +66,26 @@ else
   echo "../shared/pdfs/qa is absent: support and selection benchmarks skipped"
 fi
 
-echo "=== start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
+section "start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
 $PY bench/import_time.py --repeat 5 --top 10
 
-echo "=== long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
+section "long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
 $PY bench/long_chunks.py
 
-echo "=== LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
+section "LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py
 
-echo "=== claims: answers full of markers (what one request can cost)"
+section "claims: answers full of markers (what one request can cost)"
 $PY bench/claim_storm.py
 
-echo "=== request CPU: lexical and LLM paths at 64 clients, latency against /healthz, DB round trips"
+section "request CPU: lexical and LLM paths at 64 clients, latency against /healthz, DB round trips"
 $PY bench/request_cpu.py --seconds 8 --workers 2
 
-echo "=== text index: cold build vs rawdict (goal <= 1.5x), reload vs reading the blob (<= 3x), first batch on the largest 10-K; cache formats"
+section "text index: cold build vs rawdict (goal <= 1.5x), reload vs reading the blob (<= 3x), first batch on the largest 10-K; cache formats"
 $PY bench/index_cache_bench.py --repeat 3
 
-echo "=== gates: hostile inputs; 3 replicas behind HAProxy, one killed under load (ingest: above)"
+section "gates: hostile inputs; 3 replicas behind HAProxy, one killed under load (ingest: above)"
 $PY bench/hostile.py || gates=1
 $PY bench/replicas_bench.py || gates=1
+section "done"
 exit "$gates"

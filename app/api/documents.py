@@ -12,6 +12,7 @@ from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
 from app.core.errors import error_responses, header_refs
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
+from app.core.formats import SourceFormat
 from app.documents.links import PdfLinks
 from app.documents.models import Document
 from app.documents.schemas import (
@@ -54,6 +55,8 @@ def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut
         source_path=document.source_path,
         sha256=document.sha256,
         page_count=document.page_count,
+        source_format=SourceFormat(document.source_format),
+        original_name=document.original_name,
         pdf_url=links.document_pdf(document.id),
         chunks=_chunks_out(document, include_text),
     )

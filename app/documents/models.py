@@ -22,6 +22,12 @@ class Document(Base):
     source_path: Mapped[str] = mapped_column(String(1024))
     sha256: Mapped[str] = mapped_column(String(64))
     page_count: Mapped[int] = mapped_column(Integer)
+    # A SourceFormat value (app/core/formats.py). For Office files source_path/sha256 are the
+    # converted PDF's and original_* the uploaded file's; for text sources, the stored text's.
+    source_format: Mapped[str] = mapped_column(String(16), default="pdf", server_default="pdf")
+    original_name: Mapped[str | None] = mapped_column(String(500), default=None)
+    original_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    original_path: Mapped[str | None] = mapped_column(String(1024), default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
@@ -45,5 +51,8 @@ class Chunk(Base):
     text: Mapped[str] = mapped_column(Text)
     page_start: Mapped[int] = mapped_column(Integer)
     page_end: Mapped[int] = mapped_column(Integer)
+    # Character offsets of the chunk in its text source's document text (null for PDFs).
+    source_start: Mapped[int | None] = mapped_column(Integer, default=None)
+    source_end: Mapped[int | None] = mapped_column(Integer, default=None)
 
     document: Mapped[Document] = relationship(back_populates="chunks")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
+from app.core.formats import SourceFormat
 from app.pdfs.storage import source_path_problem
 
 
@@ -70,6 +71,14 @@ class DocumentOut(ResponseModel):
     source_path: str
     sha256: str
     page_count: int
+    source_format: SourceFormat = Field(
+        description="What the document was made from: pdf, an Office format (converted to "
+        "PDF), html, markdown or text."
+    )
+    original_name: str | None = Field(
+        description="The uploaded file's name when the document was made from a named file "
+        "(an Office file's, before conversion); null otherwise."
+    )
     pdf_url: str
     chunks: list[ChunkOut]
 

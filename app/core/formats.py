@@ -1,0 +1,192 @@
+"""What kind of document a file is, from its bytes: the one place uploads and `ingest` decide.
+
+A file's name and declared type are hints, never the decision: a PDF named ``report.docx`` is a
+PDF, and a PNG named ``report.docx`` is refused (415) naming what it is. The bytes decide the
+container (PDF, ZIP, RTF, OLE, text); inside a ZIP, the Office Open XML parts or the
+OpenDocument ``mimetype`` entry decide which Office format; for text, HTML is recognised by its
+markup, and Markdown is told from plain text only by the name or the declared type (no byte
+pattern separates them reliably, and showing Markdown as plain text loses nothing).
+
+Three families, handled differently: ``pdf`` (the PDF path), ``office`` (converted to PDF by
+LibreOffice, then the PDF path), ``text`` (HTML, Markdown, plain text: stored and located as
+text). Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from enum import StrEnum
+from typing import Literal
+
+from app.core.errors import BadRequest, UnsupportedMediaType
+
+Family = Literal["pdf", "office", "text"]
+
+
+class SourceFormat(StrEnum):
+    pdf = "pdf"
+    docx = "docx"
+    pptx = "pptx"
+    xlsx = "xlsx"
+    odt = "odt"
+    odp = "odp"
+    ods = "ods"
+    rtf = "rtf"
+    html = "html"
+    markdown = "markdown"
+    text = "text"
+
+
+OFFICE = frozenset(
+    {
+        SourceFormat.docx,
+        SourceFormat.pptx,
+        SourceFormat.xlsx,
+        SourceFormat.odt,
+        SourceFormat.odp,
+        SourceFormat.ods,
+        SourceFormat.rtf,
+    }
+)
+TEXT = frozenset({SourceFormat.html, SourceFormat.markdown, SourceFormat.text})
+
+MEDIA_TYPES: dict[SourceFormat, str] = {
+    SourceFormat.pdf: "application/pdf",
+    SourceFormat.docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    SourceFormat.pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    SourceFormat.xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    SourceFormat.odt: "application/vnd.oasis.opendocument.text",
+    SourceFormat.odp: "application/vnd.oasis.opendocument.presentation",
+    SourceFormat.ods: "application/vnd.oasis.opendocument.spreadsheet",
+    SourceFormat.rtf: "application/rtf",
+    SourceFormat.html: "text/html",
+    SourceFormat.markdown: "text/markdown",
+    SourceFormat.text: "text/plain",
+}
+# What an upload may declare: every format's own type, and the generic ones clients send.
+ACCEPTED_MEDIA_TYPES = (
+    *MEDIA_TYPES.values(),
+    "text/rtf",
+    "text/x-markdown",
+    "application/octet-stream",
+)
+_MARKDOWN_NAMES = (".md", ".markdown", ".mdown", ".mkd")
+_MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
+_OOXML = {"word/": SourceFormat.docx, "ppt/": SourceFormat.pptx, "xl/": SourceFormat.xlsx}
+_ODF = {
+    "application/vnd.oasis.opendocument.text": SourceFormat.odt,
+    "application/vnd.oasis.opendocument.presentation": SourceFormat.odp,
+    "application/vnd.oasis.opendocument.spreadsheet": SourceFormat.ods,
+}
+# Magic numbers of what people upload by mistake, named so the refusal says what was sent.
+_KNOWN_OTHERS: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"MZ", "a Windows program"),
+    (b"\x7fELF", "a program (ELF)"),
+)
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_HTML = re.compile(
+    rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]", re.IGNORECASE | re.DOTALL
+)
+# Text whose share of control characters (other than whitespace) is above this is binary.
+_CONTROL_SHARE = 0.01
+_SUPPORTED = "PDF, DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, HTML, Markdown or plain text (UTF-8)"
+
+
+def family(fmt: SourceFormat) -> Family:
+    if fmt is SourceFormat.pdf:
+        return "pdf"
+    return "office" if fmt in OFFICE else "text"
+
+
+def sniff(data: bytes, filename: str | None = None, declared: str | None = None) -> SourceFormat:
+    """The format of ``data``. ``filename`` and ``declared`` (a media type) only choose Markdown
+    over plain text. Raises UnsupportedMediaType (415) for what is not a supported format, and
+    BadRequest (422) for a supported container that is broken (a ZIP that cannot be read)."""
+    if not data:
+        raise BadRequest("the file is empty: send the document's bytes as the request body")
+    head = data[:1024]
+    if b"%PDF-" in head:
+        return SourceFormat.pdf
+    if data.startswith(b"PK\x03\x04"):
+        return _zip_format(data)
+    if data.lstrip()[:5] == b"{\\rtf":
+        return SourceFormat.rtf
+    if data.startswith(_OLE):
+        raise UnsupportedMediaType(
+            "this is a legacy binary Office file (.doc, .ppt or .xls): save it as .docx, .pptx "
+            "or .xlsx and upload that",
+            details={"detected": "ole2"},
+        )
+    for magic, name in _KNOWN_OTHERS:
+        if data.startswith(magic):
+            raise _unsupported(name)
+    text = _decoded(data)
+    if _HTML.match(data[:4096]) or _looks_like_html(text):
+        return SourceFormat.html
+    name = (filename or "").lower()
+    media = (declared or "").split(";", 1)[0].strip().lower()
+    if name.endswith(_MARKDOWN_NAMES) or media in _MARKDOWN_TYPES:
+        return SourceFormat.markdown
+    return SourceFormat.text
+
+
+def _zip_format(data: bytes) -> SourceFormat:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            if "mimetype" in names:
+                mimetype = archive.read("mimetype").decode("ascii", "replace").strip()
+                if mimetype in _ODF:
+                    return _ODF[mimetype]
+                raise _unsupported(f"an OpenDocument file of type {mimetype!r}")
+    except zipfile.BadZipFile as exc:
+        raise BadRequest(
+            f"the file is a ZIP container that cannot be read ({exc}): it was cut short or "
+            "damaged; upload the document again"
+        ) from exc
+    if "[Content_Types].xml" in names:
+        for prefix, fmt in _OOXML.items():
+            if any(n.startswith(prefix) for n in names):
+                return fmt
+    raise _unsupported("a ZIP archive that is not an Office document")
+
+
+def _decoded(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if b"\x00" in data[:4096]:
+            raise _unsupported("a binary file") from exc
+        raise BadRequest(
+            f"the text is not UTF-8 (byte {exc.start} cannot be read): save it as UTF-8 and "
+            "upload it again",
+            details={"offset": exc.start},
+        ) from exc
+    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\t\n\r\f")
+    if controls > _CONTROL_SHARE * min(len(text), 65536):
+        raise _unsupported("a binary file")
+    return text
+
+
+def _looks_like_html(text: str) -> bool:
+    """A fragment without <html>: several block tags near the start make it HTML."""
+    start = text[:4096].lower()
+    return start.lstrip().startswith("<") and (
+        len(re.findall(r"<(?:p|div|h[1-6]|ul|ol|li|table|article|section)[\s>]", start)) >= 2
+    )
+
+
+def _unsupported(what: str) -> UnsupportedMediaType:
+    return UnsupportedMediaType(
+        f"this file is {what}; upload {_SUPPORTED}", details={"detected": what}
+    )

@@ -1,0 +1,106 @@
+"""Format sniffing: the bytes decide, the name and declared type only pick Markdown over text."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from app.core.errors import BadRequest, UnsupportedMediaType
+from app.core.formats import SourceFormat, family, sniff
+
+
+def _zip(entries: dict[str, bytes], stored_first: str | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        if stored_first:
+            archive.writestr(stored_first, entries.pop(stored_first), zipfile.ZIP_STORED)
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _ooxml(part: str) -> bytes:
+    return _zip({"[Content_Types].xml": b"<Types/>", "_rels/.rels": b"<r/>", part: b"<x/>"})
+
+
+def _odf(mimetype: str) -> bytes:
+    return _zip({"mimetype": mimetype.encode(), "content.xml": b"<x/>"}, stored_first="mimetype")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"%PDF-1.7\n%\xe2\xe3\n1 0 obj", SourceFormat.pdf),
+        (_ooxml("word/document.xml"), SourceFormat.docx),
+        (_ooxml("ppt/presentation.xml"), SourceFormat.pptx),
+        (_ooxml("xl/workbook.xml"), SourceFormat.xlsx),
+        (_odf("application/vnd.oasis.opendocument.text"), SourceFormat.odt),
+        (_odf("application/vnd.oasis.opendocument.presentation"), SourceFormat.odp),
+        (_odf("application/vnd.oasis.opendocument.spreadsheet"), SourceFormat.ods),
+        (b"{\\rtf1\\ansi Hello.}", SourceFormat.rtf),
+        (b"<!DOCTYPE html><html><body><p>Hi.</p></body></html>", SourceFormat.html),
+        (b"<!-- saved --> <html lang=en><p>Hi.</p></html>", SourceFormat.html),
+        (b"<p>One.</p>\n<p>Two.</p>", SourceFormat.html),
+        (b"Plain text. Two sentences.", SourceFormat.text),
+        (b"\xef\xbb\xbf# Title\n\nText.", SourceFormat.text),
+    ],
+)
+def test_the_bytes_decide(data: bytes, expected: SourceFormat) -> None:
+    # A misleading name changes nothing but Markdown against text.
+    assert sniff(data, "upload.docx", "application/pdf") == expected
+
+
+def test_markdown_is_told_from_text_by_name_or_declared_type() -> None:
+    data = b"# Budget\n\nThe *budget* grew.\n"
+    assert sniff(data) == SourceFormat.text
+    assert sniff(data, "notes.MD") == SourceFormat.markdown
+    assert sniff(data, None, "text/markdown; charset=utf-8") == SourceFormat.markdown
+    assert sniff(data, "notes.txt", "text/plain") == SourceFormat.text
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "a JPEG image"),
+        (b"\x1f\x8b\x08\x00", "a gzip archive"),
+        (_zip({"a.txt": b"x"}), "a ZIP archive that is not an Office document"),
+        (_odf("application/vnd.oasis.opendocument.graphics"), "an OpenDocument file"),
+        (b"\x00\x01\x02\x03binary\x00\x00", "a binary file"),
+    ],
+)
+def test_what_is_not_a_document_is_415_naming_what_it_is(data: bytes, named: str) -> None:
+    with pytest.raises(UnsupportedMediaType) as caught:
+        sniff(data, "report.docx")
+    assert named in caught.value.message
+    assert "upload PDF, DOCX" in caught.value.message
+
+
+def test_legacy_office_is_415_with_what_to_do() -> None:
+    with pytest.raises(UnsupportedMediaType, match=r"save it as \.docx"):
+        sniff(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504, "old.doc")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "empty"),
+        (b"PK\x03\x04" + b"\x00" * 40, "cannot be read"),
+        ("Café au lait.".encode("latin-1"), "not UTF-8"),
+    ],
+)
+def test_broken_or_unreadable_is_422(data: bytes, message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        sniff(data, "x.txt")
+
+
+def test_families() -> None:
+    assert family(SourceFormat.pdf) == "pdf"
+    assert {family(f) for f in (SourceFormat.docx, SourceFormat.rtf, SourceFormat.ods)} == {
+        "office"
+    }
+    assert {family(f) for f in (SourceFormat.html, SourceFormat.markdown, SourceFormat.text)} == {
+        "text"
+    }
