@@ -30,7 +30,7 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 7  # 7: locator: "&" is "and", pieces pair nearest, same or next page
+ANSWER_VERSION = 7  # 7: locator: "&" = "and", nearest pieces, table zigzags refused, placement
 STABLE_REASONS = frozenset(
     {
         None,
