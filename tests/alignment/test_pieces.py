@@ -17,16 +17,16 @@ from app.alignment.index import DocumentIndex
 from app.alignment.locate import locate
 from app.pdfs.extract import build_index
 
-# A cash-flow statement drawn row by row: the label "Net cash used in" opens two rows.
+# A cash-flow statement drawn row by row: the label "Net cash provided by" opens two rows.
 CASH_FLOWS = [
     "Capital expenditures (312,126) (172,187)",
     "Other investments (2,458) (4,297)",
-    "Net cash used in investing activities (314,584) (176,484)",
+    "Net cash provided by investing activities (314,584) (176,484)",
     "Financing activities",
     "Repurchase of common shares (900,033) (1,521,925)",
     "Stock options exercised 46,011 40,386",
     "Purchase of treasury shares (6,992) (15,677)",
-    "Net cash used in financing activities (861,014) (1,497,216)",
+    "Net cash provided by financing activities (861,014) (1,497,216)",
 ]
 # Sparse pages of a results release: the two labels are two pages apart.
 HIGHLIGHTS = ["Diluted earnings per share 6.68 5.41 3.03 24.01 17.98 3.11"]
@@ -74,11 +74,11 @@ def _line_of(index: DocumentIndex, page: int, text: str) -> tuple[float, float]:
 def test_the_rest_of_a_quote_pairs_with_the_nearest_copy_of_a_label(
     tables_index: DocumentIndex,
 ) -> None:
-    # "Other investments" + "Net cash used in": the investing row right below, not the
+    # "Other investments" + "Net cash provided by": the investing row right below, not the
     # financing row further down, whose copy of the label is no nearer to anything.
-    result = locate(tables_index, "Other investments Net cash used in")
-    investing = _line_of(tables_index, 1, "Net cash used in investing")
-    financing = _line_of(tables_index, 1, "Net cash used in financing")
+    result = locate(tables_index, "Other investments Net cash provided by")
+    investing = _line_of(tables_index, 1, "Net cash provided by investing")
+    financing = _line_of(tables_index, 1, "Net cash provided by financing")
     assert result.status == "found"
     assert any(rect.y0 <= investing[1] and investing[0] <= rect.y1 for rect in result.rects)
     assert not any(rect.y0 <= financing[1] and financing[0] <= rect.y1 for rect in result.rects)
