@@ -45,6 +45,9 @@ $PY bench/ocr_speed.py --repeat 2
 section "chunks in reading order: poppler's word 8-grams found in order in the chunks, before/after"
 $PY bench/reading_order.py
 
+section "Office files: LibreOffice's conversion per page, and ingest of a DOCX/PPTX against its PDF alone"
+$PY bench/office_convert.py --repeat 2
+
 # The ingest gate first: every PDF, each in its own process with a fresh database, building its
 # index as a user's first ingest does; the filings' indexes it builds are left in $work/index,
 # so the three benches below, which ingest the same filings, build none.
