@@ -482,8 +482,11 @@ export interface components {
             original_name: string | null;
             /** Page Count */
             page_count: number;
-            /** Pdf Url */
-            pdf_url: string;
+            /**
+             * Pdf Url
+             * @description The document's PDF (GET /v2/documents/{id}/pdf); null for a web or text source (html, markdown, text), which has no PDF: its text is at GET /v2/documents/{id}/text.
+             */
+            pdf_url: string | null;
             /** Sha256 */
             sha256: string;
             /** @description What the document was made from: pdf, an Office format (converted to PDF), html, markdown or text. */
@@ -556,8 +559,11 @@ export interface components {
             original_name: string | null;
             /** Page Count */
             page_count: number;
-            /** Pdf Url */
-            pdf_url: string;
+            /**
+             * Pdf Url
+             * @description The document's PDF (GET /v2/documents/{id}/pdf); null for a web or text source (html, markdown, text), which has no PDF: its text is at GET /v2/documents/{id}/text.
+             */
+            pdf_url: string | null;
             /** Sha256 */
             sha256: string;
             /** @description What the document was made from: pdf, an Office format (converted to PDF), html, markdown or text. */

@@ -13,7 +13,7 @@ from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
 from app.core.errors import error_responses, header_refs
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
-from app.core.formats import ACCEPTED_MEDIA_TYPES, MEDIA_TYPES, SourceFormat
+from app.core.formats import ACCEPTED_MEDIA_TYPES, MEDIA_TYPES, TEXT, SourceFormat
 from app.documents.links import PdfLinks
 from app.documents.models import Document
 from app.documents.schemas import (
@@ -71,7 +71,8 @@ def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut
         page_count=document.page_count,
         source_format=SourceFormat(document.source_format),
         original_name=document.original_name,
-        pdf_url=links.document_pdf(document.id),
+        # A web or text source has no PDF: GET …/pdf answers 404 for it (no_pdf).
+        pdf_url=None if document.source_format in TEXT else links.document_pdf(document.id),
         chunks=_chunks_out(document, include_text),
     )
 

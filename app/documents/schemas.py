@@ -81,7 +81,11 @@ class DocumentOut(ResponseModel):
         description="The uploaded file's name when the document was made from a named file "
         "(an Office file's, before conversion); null otherwise."
     )
-    pdf_url: str
+    pdf_url: str | None = Field(
+        description="The document's PDF (GET /v2/documents/{id}/pdf); null for a web or text "
+        "source (html, markdown, text), which has no PDF: its text is at "
+        "GET /v2/documents/{id}/text."
+    )
     chunks: list[ChunkOut]
 
 

@@ -2,8 +2,11 @@
 highlighted in their text without a PDF.
 
 An upload keeps two files in the storage, each named by its content hash: the original bytes
-(``original_path``/``original_sha256``) and the document's text extracted from them
-(``source_path``/``sha256``, UTF-8; ``documents/text_extract.py``, deterministic from the bytes).
+as an Office original is kept (``originals/<sha256>.<ext>``, ``original_path``/``original_sha256``)
+and the document's text extracted from them (``texts/<sha256>.txt``, ``source_path``/``sha256``,
+UTF-8; ``documents/text_extract.py``, deterministic from the bytes). Neither has a PDF's name:
+``ingested/`` holds PDFs only. A document stored before that (both under ``ingested/<sha256>.pdf``)
+moves to these names when the same bytes are uploaded again, still unchanged.
 The chunks are consecutive blocks of that text (paragraphs, headings, items, rows) of at most
 ``CHUNK_CHARS`` characters, joined by the blank line that separates them in the text, so the
 chunks tile the text: ``text[source_start:source_end]`` is each chunk's text, and the text is
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -42,6 +46,8 @@ from app.documents.text_extract import (
     markdown_to_text,
     plain_to_text,
 )
+from app.pdfs.errors import PdfChanged, PdfMissing
+from app.pdfs.originals import original_key
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import title_from_name
 
@@ -52,6 +58,9 @@ log = logging.getLogger(__name__)
 # Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
 CHUNK_CHARS = 1_600
 WRITE_ATTEMPTS = 3
+TEXTS = "texts"
+# The original's extension in its stored name (``originals/<sha256>.<ext>``).
+EXTENSIONS = {SourceFormat.html: "html", SourceFormat.markdown: "md", SourceFormat.text: "txt"}
 
 
 @dataclass(frozen=True)
@@ -112,9 +121,25 @@ def chunk_source(source: SourceDocument, document_id: str) -> list[TextChunk]:
     ]
 
 
-def _stored(storage: PdfStorage, data: bytes) -> tuple[SavedPdf, str]:
+def text_key(sha256: str) -> str:
+    """Where a text source's text is stored, by its content, relative to the storage's root."""
+    return f"{TEXTS}/{sha256}.txt"
+
+
+def _stored(storage: PdfStorage, data: bytes, key_of: Callable[[str], str]) -> tuple[SavedPdf, str]:
+    """Blocking: ``data`` at its content's key, written once (create-only, as ``originals.py``
+    keeps an Office original); a file already there that is not this content (damaged) is
+    replaced."""
     sha256 = hashlib.sha256(data).hexdigest()
-    return storage.save(data, sha256), sha256
+    key = key_of(sha256)
+    if storage.put_record(key, data):
+        return SavedPdf(key, newly_stored=True), sha256
+    try:
+        storage.read_verified(key, sha256)
+    except (PdfMissing, PdfChanged):
+        storage.put_record(key, data, replace=True)
+        return SavedPdf(key, newly_stored=True), sha256
+    return SavedPdf(key, newly_stored=False), sha256
 
 
 def _store(
@@ -124,8 +149,10 @@ def _store(
     source = extract(data, fmt)
     if not source.text.strip():
         raise BadRequest(f"the {fmt.value} file has no text to highlight")
-    original, original_sha = _stored(storage, data)
-    text, text_sha = _stored(storage, source.text.encode("utf-8"))
+    original, original_sha = _stored(
+        storage, data, lambda sha256: original_key(sha256, EXTENSIONS[fmt])
+    )
+    text, text_sha = _stored(storage, source.text.encode("utf-8"), text_key)
     return source, original, original_sha, text, text_sha
 
 
@@ -158,12 +185,11 @@ async def store_text(
         if foreign:
             raise ChunkIdsTaken(foreign)
         document = await repository.get_document(session, document_id)
-        facts = (shown, text.source_path, text_sha, fmt.value, original_name, original_sha)
+        facts = (shown, text_sha, fmt.value, original_name, original_sha)
         incoming = [(c.id, c.ordinal, c.text, c.start, c.end) for c in chunks]
         if document is not None:
             known = (
                 document.title,
-                document.source_path,
                 document.sha256,
                 document.source_format,
                 document.original_name,
@@ -173,6 +199,12 @@ async def store_text(
                 (c.id, c.ordinal, c.text, c.source_start, c.source_end) for c in document.chunks
             )
             if known == facts and stored == incoming:
+                # The same content: stored under older names (``ingested/``) it moves to these,
+                # and it is no change (its highlights are of this same text).
+                paths = (text.source_path, original.source_path)
+                if (document.source_path, document.original_path) != paths:
+                    document.source_path, document.original_path = paths
+                    await session.flush()
                 return document, False, False
         created = document is None
         if document is None:

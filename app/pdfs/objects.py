@@ -8,8 +8,9 @@ variables (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`
 process.
 
 A document's ``source_path`` is a key under the store's prefix. What the service stores itself
-(uploads, ``ingest``) is content-addressed, ``ingested/<sha256>.pdf``, so "changed" is a hash
-comparison and a key, once written, never changes. An upstream may also put its own objects
+(uploads, ``ingest``) is content-addressed, ``ingested/<sha256>.pdf`` (a web or text source's
+text ``texts/<sha256>.txt``, an original file ``originals/<sha256>.<ext>``), so "changed" is a
+hash comparison and a key, once written, never changes. An upstream may also put its own objects
 and name them in a document PUT.
 
 PyMuPDF and the PDF response need a file, so every PDF that is opened is first copied into the
@@ -81,7 +82,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_CONTENT_KEY = re.compile(r"^ingested/([0-9a-f]{64})\.pdf$")
+# Keys this service names by their content: a PDF, a text source's text, an original file
+# (``originals.py``, ``documents/text_sources.py``); a cached copy of that content is the object.
+_CONTENT_KEY = re.compile(
+    r"^(?:ingested/([0-9a-f]{64})\.pdf|texts/([0-9a-f]{64})\.txt|originals/([0-9a-f]{64})\.[a-z]+)$"
+)
 _DOWNLOAD_CHUNK = 1 << 20
 
 
@@ -109,7 +114,7 @@ class _Version:
 
 def _content_hash(key: str) -> str | None:
     match = _CONTENT_KEY.match(key)
-    return match[1] if match else None
+    return next((group for group in match.groups() if group), None) if match else None
 
 
 class ObjectPdfStorage(PdfStorage):
