@@ -974,7 +974,7 @@ export interface components {
             prefix: string;
             /**
              * Suffix
-             * @description The text just after it, as long as the prefix.
+             * @description The text just after it: as many characters as the prefix was given (fewer at the text's end, so it may be shorter or longer than the prefix).
              */
             suffix: string;
             /**

@@ -7,7 +7,8 @@ blank lines are exactly its block boundaries and its chunks (consecutive blocks)
 
 - HTML: the text a browser shows (stdlib ``html.parser``): white space collapsed, ``<br>`` a line
   break, block elements block boundaries, table cells separated by a tab. Left out: what is never
-  shown (script, style, template, head, hidden and aria-hidden elements) and page furniture
+  shown (script, style, template, head, ``hidden`` and ``display:none`` elements; aria-hidden
+  ones are shown, only not read aloud) and page furniture
   (nav, aside, form, menus, buttons, and a header or footer outside the article or main part).
 - Markdown: rendered to text by a rule set (CommonMark's common cases): headings, list items,
   block quotes, code fences and table rows become blocks without their markers; emphasis, code
@@ -121,14 +122,35 @@ class _Reader(HTMLParser):
     def _skipped(self, tag: str, attrs: dict[str, str | None]) -> bool:
         if tag in _NEVER_SHOWN or tag in _FURNITURE or "hidden" in attrs:
             return True
-        if (attrs.get("aria-hidden") or "").lower() == "true":
-            return True
         if (attrs.get("role") or "").lower() in _FURNITURE_ROLES:
             return True
         style = (attrs.get("style") or "").replace(" ", "").lower()
         if "display:none" in style or "visibility:hidden" in style:
             return True
         return tag in {"header", "footer"} and not _MAIN & set(self.stack)
+
+    def parse_marked_section(self, i: int, report: bool = True) -> int:
+        # ``<![foo[ ... ]]>`` (not CDATA, not a conditional comment): the stdlib raises
+        # AssertionError on it; a browser reads it as a comment up to the next ``>`` (to the
+        # end without one) and shows nothing of it. The whole markup is fed at once.
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:
+            end = self.rawdata.find(">", i + 3)
+            return end + 1 if end >= 0 else len(self.rawdata)
+
+    def parse_html_declaration(self, i: int) -> int:
+        # A DOCTYPE with an internal subset (``[ <!ENTITY ...> ]``) ends at the ``>`` after its
+        # ``]``, not at its first ``>`` (the stdlib's end, which left ``]>`` as text).
+        raw = self.rawdata
+        if raw[i : i + 9].lower() == "<!doctype":
+            first = raw.find(">", i)
+            bracket = raw.find("[", i, first if first >= 0 else len(raw))
+            if bracket >= 0:
+                close = raw.find("]", bracket)
+                end = raw.find(">", close) if close >= 0 else -1
+                return end + 1 if end >= 0 else -1
+        return super().parse_html_declaration(i)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _VOID:
@@ -262,20 +284,23 @@ def _inline(text: str) -> str:
         text = _STRONG.sub(r"\2", text)
         text = _STRIKE.sub(r"\1", text)
         text = _EMPHASIS.sub(r"\2", text)
+    # Entities are read outside code spans and escapes only: `&amp;` and \&amp; stay literal.
+    text = html.unescape(text)
     text = re.sub("\x02(\\d+)\x02", lambda m: escaped[int(m.group(1))], text)
     text = re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], text)
-    return html.unescape(text.replace("\x01", "\\"))
+    return text.replace("\x01", "\\")
 
 
 def _paragraph(lines: list[str]) -> str:
     """A paragraph's lines: soft breaks are spaces, a hard break (two spaces, a backslash) a
-    line break."""
-    out: list[str] = []
-    for line in lines:
-        hard = bool(_HARD_BREAK.search(line))
-        words = _SPACE.sub(" ", _inline(_HARD_BREAK.sub("", line).strip()))
-        out.append(words + ("\n" if hard else " "))
-    return "".join(out).strip()
+    line break. Its inline markup is read over the whole paragraph: a link or emphasis may
+    span a line end."""
+    pieces = [
+        _HARD_BREAK.sub("", line).strip() + (_BREAK if _HARD_BREAK.search(line) else " ")
+        for line in lines
+    ]
+    words = _SPACE.sub(" ", _inline("".join(pieces)))
+    return "\n".join(line.strip() for line in words.split(_BREAK)).strip()
 
 
 def _at(lines: list[str], i: int) -> str:
@@ -338,7 +363,9 @@ def markdown_to_text(source: str) -> SourceDocument:
             para.append(_ITEM.sub("", line, count=1))
         elif "|" in line and (in_table or _TABLE_RULE.match(_at(lines, i + 1))):
             end_para()
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # An escaped bar is the cell's text (its _inline drops the backslash).
+            row = re.sub(r"^\|", "", re.sub(r"(?<!\\)\|$", "", line.strip()))
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)]
             blocks.append(Block("row", "\t".join(_inline(c) for c in cells)))
             in_table = True
             if _TABLE_RULE.match(_at(lines, i + 1)):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 
 from app.core.formats import SourceFormat
 from app.highlights.locating import ChunkLocation, LocateJob
@@ -26,7 +27,7 @@ from app.highlights.schemas import (
     Support,
 )
 from app.selection.selection import Span
-from app.selection.sentences import Sentence
+from app.selection.sentences import Sentence, split_sentences
 from app.selection.support import Verdict
 
 # Reasons that say the LLM was not used this time: the word-overlap judge stood in, and its
@@ -41,6 +42,10 @@ _STOOD_IN = frozenset(
         Reason.llm_invalid_output,
     }
 )
+
+# Longer chunk texts are split again each time (see sentences); ingest makes chunks of at most
+# 1,600 characters, so the memo holds at most about 1024 x 12 KB.
+MEMO_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -213,3 +218,18 @@ Cited = dict[str, CitedChunk]
 def sentences_of(cited: Cited) -> dict[str, list[Sentence]]:
     """What the choosers read: each chunk's sentences by chunk id."""
     return {cid: list(record.sentences) for cid, record in cited.items()}
+
+
+def sentences(text: str, cap: int) -> tuple[Sentence, ...]:
+    # Memoised: the same chunks are cited again and again (follow-up questions, a conversation
+    # reopened), and splitting them was a tenth of a lexical batch. Only chunks of a usual size
+    # (at most 1024 of them held): an outsized one would hold megabytes for a rare repeat, and
+    # is split only as far as the cap (the sentences after it are never used).
+    if len(text) <= MEMO_CHARS:
+        return _split_memo(text)[:cap]
+    return tuple(split_sentences(text, limit=cap))
+
+
+@lru_cache(maxsize=1024)
+def _split_memo(text: str) -> tuple[Sentence, ...]:
+    return tuple(split_sentences(text))

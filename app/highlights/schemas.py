@@ -176,7 +176,10 @@ class TextQuoteSelector(ResponseModel):
         description="The text just before it: 32 characters, or more until prefix + exact + "
         "suffix occurs once in the document's text (fewer at its start)."
     )
-    suffix: str = Field(description="The text just after it, as long as the prefix.")
+    suffix: str = Field(
+        description="The text just after it: as many characters as the prefix was given "
+        "(fewer at the text's end, so it may be shorter or longer than the prefix)."
+    )
 
 
 class TextPositionSelector(ResponseModel):

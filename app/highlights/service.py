@@ -20,8 +20,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -29,11 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from app.core import tracing
-from app.core.errors import AppError, DatabaseUnavailable, WriteConflict
+from app.core.errors import AppError
 from app.core.formats import TEXT
-from app.db.session import transaction
 from app.db.spans import transaction_attributes
-from app.db.threaded import in_thread_transaction, run_transaction
+from app.db.threaded import run_transaction
 from app.documents.links import PdfLinks
 from app.highlights import repository
 from app.highlights.batch_log import log_batch
@@ -44,6 +42,7 @@ from app.highlights.cited import (
     Cited,
     CitedChunk,
     StoredChunk,
+    sentences,
     sentences_of,
 )
 from app.highlights.claims import CitationClaims, citation_claims, wanted_claims
@@ -58,36 +57,30 @@ from app.highlights.schemas import (
 )
 from app.highlights.sources import SourceText, SourceTexts, with_selectors
 from app.highlights.stored import forget_other_content
+from app.highlights.storing import HighlightWriter, highlight_rows, now
 from app.highlights.term_stats import TermStatistics
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.indexing import IndexWait, open_index
 from app.pdfs.storage import PdfStorage
 from app.selection.selection import Span
-from app.selection.sentences import Sentence, split_sentences
 from app.selection.stats import DocumentStats
 
 if TYPE_CHECKING:  # the client imports openai (a second): built only when an LLM is set
     from app.llm.client import StructuredClient
 
 log = logging.getLogger(__name__)
-# Old cache rows are deleted at most this often per process (on a write).
-PRUNE_EVERY_S = 600.0
-# Storing a batch's highlights is tried again after a deadlock or serialization failure.
-STORE_ATTEMPTS = 4
-# Longer chunk texts are split again each time (see _sentences); ingest makes chunks of at most
-# 1,600 characters, so the memo holds at most about 1024 x 12 KB.
-MEMO_CHARS = 4_000
 
 
 # What prepare's transaction read: the cited chunks, the cache key, a cached answer, whether
 # some of its highlight rows are missing, the chunks (id, text) of the documents whose term
-# statistics or text (highlights/sources.py) this process does not keep.
+# statistics or text (highlights/sources.py) this process does not keep, and the texts it keeps.
 _Read = tuple[
     dict[str, StoredChunk],
     str,
     "HighlightBatchResponse | None",
     bool,
     dict[str, list[tuple[str, str]]],
+    dict[str, SourceText],
 ]
 
 
@@ -124,21 +117,6 @@ class BatchAnswer:
     body: bytes
     etag: str
     cache_hit: bool
-
-
-def _sentences(text: str, cap: int) -> tuple[Sentence, ...]:
-    # Memoised: the same chunks are cited again and again (follow-up questions, a conversation
-    # reopened), and splitting them was a tenth of a lexical batch. Only chunks of a usual size
-    # (at most 1024 of them held): an outsized one would hold megabytes for a rare repeat, and
-    # is split only as far as the cap (the sentences after it are never used).
-    if len(text) <= MEMO_CHARS:
-        return _split_memo(text)[:cap]
-    return tuple(split_sentences(text, limit=cap))
-
-
-@lru_cache(maxsize=1024)
-def _split_memo(text: str) -> tuple[Sentence, ...]:
-    return tuple(split_sentences(text))
 
 
 def _parsed(stored: str) -> HighlightBatchResponse | None:
@@ -182,7 +160,7 @@ class HighlightService:
         self._index_wait = IndexWait(
             limits.index_wait_s, limits.index_wait_page_s, limits.index_wait_max_s
         )
-        self._last_prune = 0.0
+        self.writer = HighlightWriter(session_factory, limits.result_cache_ttl_s)
         self._warmers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warm-index")
 
     def begin_shutdown(self) -> None:
@@ -244,12 +222,12 @@ class HighlightService:
         self._check_limits(request)
         async with tracing.async_span("db.read", transaction_attributes(self.session_factory)):
             # One transaction, run whole in a thread on SQLite (db/threaded.py).
-            chunks, key, cached, rows_missing, texts = await run_transaction(
+            chunks, key, cached, rows_missing, texts, held = await run_transaction(
                 self.session_factory, lambda session: self._read(session, request)
             )
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
-        sources = self.source_texts.of(chunks, texts)
+        sources = self.source_texts.of(chunks, texts, held)
         # A cached answer needs no sentences; a miss splits its chunks off the loop.
         if cached is not None:
             batch = Batch(
@@ -287,7 +265,7 @@ class HighlightService:
         cached, rows_missing = None, False
         if self.limits.result_cache_ttl_s > 0:
             stored = repository.cached_response(
-                session, key, self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
+                session, key, now() - timedelta(seconds=self.limits.result_cache_ttl_s)
             )
             cached = _parsed(stored) if stored else None
         ids = {h.highlight_id for r in cached.results for h in r.highlights} if cached else set()
@@ -298,14 +276,14 @@ class HighlightService:
         # those whose weights are not kept yet (the first batch on a document); every answer's
         # selectors need the documents' texts.
         wanted = self.term_stats.missing(chunks) if cached is None else set()
-        texts = repository.document_texts(session, wanted | self.source_texts.missing(chunks))
-        return chunks, key, cached, rows_missing, texts
+        held = self.source_texts.held(chunks)
+        unheld = {chunk.document_id for cid, chunk in chunks.items() if cid not in held}
+        texts = repository.document_texts(session, wanted | unheld)
+        return chunks, key, cached, rows_missing, texts, held
 
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
-        return {
-            cid: CitedChunk(chunk, _sentences(chunk.text, cap)) for cid, chunk in chunks.items()
-        }
+        return {cid: CitedChunk(chunk, sentences(chunk.text, cap)) for cid, chunk in chunks.items()}
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF
@@ -378,84 +356,20 @@ class HighlightService:
         selected = await asyncio.to_thread(with_selectors, response, batch.sources, batch.web)
         return selected, cited
 
-    def _highlight_rows(
-        self, batch: Batch, response: HighlightBatchResponse
-    ) -> list[dict[str, object]]:
-        now = self._now()
-        rows: dict[str, dict[str, object]] = {
-            h.highlight_id: {
-                "id": h.highlight_id,
-                "document_id": r.document_id,
-                "document_sha256": batch.cited[r.chunk_id].chunk.sha256,
-                "chunk_id": r.chunk_id,
-                "page": h.page,
-                # The claims are this answer's; a highlight by id belongs to none.
-                "data": h.model_copy(update={"claims": []}).model_dump_json(),
-                "created_at": now,
-            }
-            for r in response.results
-            for h in r.highlights
-        }
-        return list(rows.values())
-
     async def remember(self, batch: Batch, response: HighlightBatchResponse) -> None:
         """Store the highlights by id (the viewer and page previews read them) and cache the
         answer when it would come out the same again, before the answer is sent: every id in
         an answer can be fetched. Raises DatabaseUnavailable when that cannot be done."""
         store = self.limits.result_cache_ttl_s > 0 and cacheable(response)
-        rows = self._highlight_rows(batch, response)
-        await self._store(rows, (batch.key, response.model_dump_json()) if store else None)
-        if store and time.monotonic() - self._last_prune > PRUNE_EVERY_S:
-            self._last_prune = time.monotonic()
-            await self._prune()
+        rows = highlight_rows(batch.cited, response)
+        await self.writer.store(rows, (batch.key, response.model_dump_json()) if store else None)
 
     async def keep_highlights(self, batch: Batch, response: HighlightBatchResponse) -> None:
         """Make sure every highlight of ``response`` is stored: a cached answer may outlive its
         rows (a document put back to earlier content had them deleted in between), and a
         provisional stream event carries ids too. Reads first, so the usual case writes
         nothing."""
-        await self._store(self._highlight_rows(batch, response), None, only_missing=True)
-
-    async def _store(
-        self,
-        rows: list[dict[str, object]],
-        cache: tuple[str, str] | None,
-        only_missing: bool = False,
-    ) -> None:
-        """The highlight rows and, when given, the cached answer (key, JSON), in one
-        transaction retried after a lost race (a deadlock, a serialization failure)."""
-        if not rows and cache is None:
-            return
-
-        def write(session: Session) -> None:
-            todo = rows
-            if only_missing and rows:
-                present = repository.stored_highlight_ids(session, [str(row["id"]) for row in rows])
-                todo = [row for row in rows if row["id"] not in present]
-            repository.store_highlights(session, todo)
-            if cache is not None:
-                repository.put_response(session, *cache, self._now())
-
-        try:
-            attributes = transaction_attributes(self.session_factory) or {}
-            with tracing.span("db.write", {**attributes, "highlight.rows": len(rows)}):
-                # combine: on SQLite, with other batches' writes waiting (db/write_queue.py).
-                await in_thread_transaction(
-                    self.session_factory, write, attempts=STORE_ATTEMPTS, combine=True
-                )
-        except WriteConflict:
-            raise DatabaseUnavailable(
-                "the answer's highlights could not be stored (the database kept refusing the "
-                "write); retry the request"
-            ) from None
-
-    async def _prune(self) -> None:
-        expired = self._now() - timedelta(seconds=self.limits.result_cache_ttl_s)
-        try:
-            async with transaction(self.session_factory) as session:
-                await repository.prune_responses(session, expired)
-        except Exception:  # old cache rows stay a little longer; nothing is wrong
-            log.warning("could not delete expired cached answers", exc_info=True)
+        await self.writer.store(highlight_rows(batch.cited, response), None, only_missing=True)
 
     async def answer(self, batch: Batch) -> HighlightBatchResponse:
         """The batch's answer without links: from the cache, or chosen, placed and remembered."""
@@ -480,7 +394,3 @@ class HighlightService:
     def log_batch(self, batch: Batch, response: HighlightBatchResponse) -> None:
         """A batch's one log line and its metrics, for its final answer (batch or stream)."""
         log_batch(response, cached=batch.cached is not None, started=batch.started)
-
-    @staticmethod
-    def _now() -> datetime:
-        return datetime.now(UTC)

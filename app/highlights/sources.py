@@ -6,11 +6,15 @@ service serves of it). GET /v2/documents/{id}/text serves the same string. A hig
 ``selectors`` locate its sentence in it (``app.alignment.selectors``); an HTML source's also get
 a URL text fragment.
 
-Selectors are added to every answer as it is sent, cached or not, as links are: the offsets
-depend on the document's other chunks, which the result cache's key leaves out, and an answer
-cached before the field existed gets them too. The texts are read in the batch's own database
-transaction (one query for the documents this process does not keep) and kept for at most
-``MAX_DOCUMENTS`` documents, by content (hash, and when its chunks last changed).
+Selectors are added to every answer as it is sent, cached or not, as links are, and to every
+highlight read by id (stored.py), from the document's text as it is then; the stored rows keep
+none. The offsets depend on the document's other chunks, which neither the result cache's key
+nor a highlight's id covers: a document put again with an earlier chunk changed keeps both.
+
+The texts are read in the batch's own database transaction (one query for the documents this
+process does not keep) and kept for at most ``MAX_DOCUMENTS`` documents, by content (hash, and
+when its chunks last changed); a batch holds the texts it found kept (``held``) until it is
+answered, whatever other batches evict meanwhile.
 """
 
 from __future__ import annotations
@@ -61,43 +65,63 @@ class SourceText:
         return cls(SEPARATOR.join(parts), offsets)
 
 
+NO_TEXT = SourceText("", {})
+
+
 class SourceTexts:
     def __init__(self, max_documents: int = MAX_DOCUMENTS) -> None:
         self._known: OrderedDict[Key, SourceText] = OrderedDict()
         self._lock = threading.Lock()
         self.max_documents = max_documents
 
-    def missing(self, chunks: Mapping[str, StoredChunk]) -> set[str]:
-        with self._lock:
-            return {c.document_id for c in chunks.values() if _key(c) not in self._known}
-
-    def of(
-        self, chunks: Mapping[str, StoredChunk], read: Mapping[str, list[tuple[str, str]]]
-    ) -> dict[str, SourceText]:
-        """Per chunk id, its document's text, keeping those of ``read`` (document id -> its
-        (chunk id, text) in order) that are not kept yet."""
+    def held(self, chunks: Mapping[str, StoredChunk]) -> dict[str, SourceText]:
+        """Per cited chunk id, its document's text when this process keeps it. The batch holds
+        on to these until it is answered: another batch may evict them meanwhile, and the
+        documents left out are the ones the batch reads."""
         out: dict[str, SourceText] = {}
         with self._lock:
             for cid, chunk in chunks.items():
-                key = _key(chunk)
-                if key not in self._known and chunk.document_id in read:
-                    self._known[key] = SourceText.of(read[chunk.document_id])
-                kept = self._known.get(key)
+                kept = self._known.get(_key(chunk))
                 if kept is not None:
-                    self._known.move_to_end(key)
+                    self._known.move_to_end(_key(chunk))
                     out[cid] = kept
+        return out
+
+    def of(
+        self,
+        chunks: Mapping[str, StoredChunk],
+        read: Mapping[str, list[tuple[str, str]]],
+        held: Mapping[str, SourceText],
+    ) -> dict[str, SourceText]:
+        """Per chunk id, its document's text: ``held`` (what ``held`` gave when the batch read
+        its chunks) and the texts of ``read`` (document id -> its (chunk id, text) in order),
+        which are kept from now on."""
+        out = dict(held)
+        built: dict[str, SourceText] = {}
+        for cid, chunk in chunks.items():
+            if cid in out or chunk.document_id not in read:
+                continue
+            if chunk.document_id not in built:
+                built[chunk.document_id] = SourceText.of(read[chunk.document_id])
+            out[cid] = built[chunk.document_id]
+        with self._lock:
+            for chunk in chunks.values():
+                if chunk.document_id in built:
+                    self._known[_key(chunk)] = built[chunk.document_id]
+                    self._known.move_to_end(_key(chunk))
             while len(self._known) > self.max_documents:
                 self._known.popitem(last=False)
         return out
 
 
 def selected(highlight: Highlight, source: SourceText, chunk_id: str, web: bool) -> Highlight:
-    """The highlight with its selectors (and, from a web page, its text fragment); unchanged
-    when the chunk is not in the text it was read with."""
+    """The highlight with its selectors (and, from a web page, its text fragment) in ``source``;
+    without any when its chunk is not in that text or says something else there now (a
+    selector must never point at other words)."""
     at = source.offsets.get(chunk_id)
-    if at is None:
-        return highlight
-    start, end = at + highlight.start, at + highlight.end
+    start, end = (at + highlight.start, at + highlight.end) if at is not None else (0, 0)
+    if at is None or source.text[start:end] != highlight.text:
+        return highlight.model_copy(update={"selectors": [], "text_fragment": None})
     quote = quote_selector(source.text, start, end)
     selectors = [
         TextQuoteSelector(exact=quote.exact, prefix=quote.prefix, suffix=quote.suffix),
@@ -117,10 +141,11 @@ def with_selectors(
     html = set(web)
     results = []
     for result in response.results:
-        source = sources.get(result.chunk_id)
-        if source is None or not result.highlights:
+        if not result.highlights:
             results.append(result)
             continue
+        # No text: no selectors, rather than the ones a cached answer was stored with.
+        source = sources.get(result.chunk_id, NO_TEXT)
         highlights = [
             selected(h, source, result.chunk_id, result.chunk_id in html) for h in result.highlights
         ]

@@ -101,14 +101,15 @@ class StoredHighlights:
         # no longer the content they were made from though nobody re-ingested it, a conflict
         # that putting the file back (or re-ingesting) resolves.
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
-        highlight = Highlight.model_validate_json(row.data)
-        if not highlight.selectors:
-            # Stored before selectors existed: computed now from the document's text.
-            async with transaction(self.session_factory) as session:
-                chunks = await session.run_sync(repository.document_texts, [document.id])
-            source = SourceText.of(chunks.get(document.id, []))
-            web = document.source_format == SourceFormat.html
-            highlight = await asyncio.to_thread(selected, highlight, source, row.chunk_id, web)
+        # Selectors from the document's text as it is now, never the row's (a row stored by
+        # an earlier release has some): another chunk put again since moves every offset.
+        async with transaction(self.session_factory) as session:
+            chunks = await session.run_sync(repository.document_texts, [document.id])
+        source = SourceText.of(chunks.get(document.id, []))
+        web = document.source_format == SourceFormat.html
+        highlight = await asyncio.to_thread(
+            selected, Highlight.model_validate_json(row.data), source, row.chunk_id, web
+        )
         text = document.source_format in TEXT
         return StoredHighlightOut(
             highlight_id=row.id,

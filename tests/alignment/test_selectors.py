@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from app.alignment.selectors import (
     TextQuote,
     encode_fragment_term,
+    find_fragment,
     quote_selector,
     resolve_quote,
     text_fragment,
@@ -124,3 +125,68 @@ def test_fragment_terms_stay_within_a_table_cell() -> None:
     end = text.index("billion.") + len("billion.")
     # The neighbouring cells are other blocks to a browser: no context from them.
     assert text_fragment(text, start, end) == "#:~:text=Revenue%20rose%20to%205%20billion."
+
+
+def _terms(fragment: str) -> tuple[str, str | None, str | None, str | None]:
+    """A fragment made here back into (start, end, prefix, suffix)."""
+    parts = [unquote(p) for p in fragment.removeprefix("#:~:text=").split(",")]
+    prefix = parts.pop(0)[:-1] if parts[0].endswith("-") and len(parts) > 1 else None
+    suffix = parts.pop()[1:] if parts[-1].startswith("-") else None
+    return parts[0], parts[1] if len(parts) > 1 else None, prefix, suffix
+
+
+def test_a_repeated_opening_gets_context_from_the_block_before() -> None:
+    # The reviewer's case: "In this paper we,...than X." alone lands in the first paragraph.
+    text = "In this paper we show X is good.\n\nIn this paper we show Y is better than X."
+    start = text.index("In this paper we show Y")
+    fragment = text_fragment(text, start, len(text))
+    assert fragment is not None
+    assert find_fragment(text, *_terms(fragment)) == (start, len(text))
+    assert find_fragment(text, "In this paper we", "is better than X.") == (0, len(text))
+
+
+OPENINGS = st.sampled_from(["In this paper we show", "We show", "The result is", "In this"])
+ENDINGS = st.sampled_from(["X is good.", "Y is better than X.", "it holds.", "good."])
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(OPENINGS, ENDINGS, st.sampled_from(["\n\n", " ", "\n", "\t"])),
+        min_size=2,
+        max_size=8,
+    ),
+    st.data(),
+)
+def test_a_fragment_lands_on_its_sentence_first(
+    sentences: list[tuple[str, str, str]], data: st.DataObject
+) -> None:
+    text, spans = "", []
+    for opening, ending, gap in sentences:
+        sentence = f"{opening} {ending}"
+        spans.append((len(text), len(text) + len(sentence)))
+        text += sentence + gap
+    start, end = data.draw(st.sampled_from(spans))
+    fragment = text_fragment(text, start, end)
+    if fragment is None:  # the same words in the same context earlier: nothing lands on it
+        earlier = text[:start]
+        assert text[start:end] in earlier
+        return
+    assert find_fragment(text, *_terms(fragment)) == (start, end)
+
+
+def test_a_cjk_fragment_stays_small() -> None:
+    # A line of Chinese is one "word" to str.split(): the terms and context are cut by clause
+    # and characters instead (a 19,048-character fragment was seen).
+    long_line = "这是一个很长的中文句子没有空格" * 300
+    sentence = (
+        "我们的结论是：经济增长了百分之五，而且通胀下降了，"
+        "这是一个很长的句子，它还在继续说明更多的细节和原因。"
+    )
+    earlier = long_line + "。" + sentence + long_line + "\n\n前面的段落，说的是别的事情。\n\n"
+    text = earlier + sentence + "\n\n" + long_line
+    start = len(earlier)
+    fragment = text_fragment(text, start, start + len(sentence))
+    assert fragment is not None
+    assert len(unquote(fragment)) <= 4 * 2 * 48
+    assert find_fragment(text, *_terms(fragment)) == (start, start + len(sentence))

@@ -114,3 +114,40 @@ async def test_a_highlight_stored_without_selectors_is_served_with_them(
     served = stored.json()["highlight"]
     assert served["selectors"] == highlight["selectors"]
     assert check([{"source_format": "pdf", "highlights": [served]}], text) == 1
+
+
+async def test_a_stored_highlight_follows_an_earlier_chunk_that_changed(
+    database_url: str, pdf_root: Path
+) -> None:
+    # The same PDF put again with an earlier chunk longer: the cited chunk, its sentence and the
+    # highlight id stay, but every offset into the document's text moves; the highlight read by
+    # id must say where it is now, as the batch does.
+    settings = make_settings(database_url, pdf_root)
+    await ingest_sample(settings)
+    batch = {**BATCH, "citations": [{"chunk_id": CHUNK_LIGATURES, "citation_id": "2"}]}
+    async with app_client(settings) as client:
+        first = (await client.post("/v2/highlights/batch", json=batch)).json()
+        document = (await client.get(f"/v2/documents/{SAMPLE_ID}?include_text=true")).json()
+        chunks = [
+            {k: c[k] for k in ("id", "text", "page_start", "page_end")} for c in document["chunks"]
+        ]
+        chunks[0]["text"] = "Twenty-two more chars. "[:22] + chunks[0]["text"]
+        put = await client.put(
+            f"/v2/documents/{SAMPLE_ID}",
+            json={
+                "source_path": document["source_path"],
+                "title": document["title"],
+                "chunks": chunks,
+            },
+        )
+        assert put.status_code in (200, 201), put.text
+        again = (await client.post("/v2/highlights/batch", json=batch)).json()
+        text = (await client.get(f"/v2/documents/{SAMPLE_ID}/text")).json()["text"]
+        highlight = again["results"][0]["highlights"][0]
+        stored = await client.get(f"/v2/highlights/{highlight['highlight_id']}")
+    assert stored.status_code == 200, stored.text
+    assert first["results"][0]["highlights"][0]["highlight_id"] == highlight["highlight_id"]
+    old = first["results"][0]["highlights"][0]["selectors"][1]
+    assert highlight["selectors"][1]["start"] == old["start"] + 22
+    assert stored.json()["highlight"]["selectors"] == highlight["selectors"]
+    assert check(again["results"], text) >= 1

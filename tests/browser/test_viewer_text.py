@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -148,38 +149,52 @@ def test_chromium_resolves_the_text_fragment_on_the_page(
     result = _cited(service, "page")
     [highlight] = [h for h in result["highlights"] if h["text"] == CITED]
     fragment = highlight["text_fragment"]
-    # The page as its site would serve it, long enough that the sentence starts off screen.
+    text = html_to_text(HTML).text
+    # Which of the page's two copies of the sentence the highlight is.
+    copy = text[: highlight["selectors"][1]["start"]].count(CITED)
+    # The page as its site would serve it, long enough that the sentence starts off screen, and
+    # the two copies screens apart: a fragment that lands on the other copy shows the wrong one.
     padding = "".join(f"<p>Filler paragraph number {i}.</p>" for i in range(120))
-    (tmp_path / "page.html").write_text(HTML.replace("<main>", f"<main>{padding}"))
+    spacer = '<div style="height: 6000px"></div>'
+    page_html = HTML.replace("<main>", f"<main>{padding}").replace("<h2>", f"{spacer}<h2>")
+    (tmp_path / "page.html").write_text(page_html)
     handler = functools.partial(_Quiet, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+
+    def landed(fragment: str) -> dict[str, Any]:
         page = browser.new_page(viewport={"width": 900, "height": 400})
         page.goto(f"http://127.0.0.1:{server.server_port}/page.html{fragment}")
-        page.wait_for_timeout(0)
-        where = page.evaluate(
+        # Chromium scrolls to a text fragment after load, asynchronously: wait for the scroll.
+        page.wait_for_function("() => window.scrollY > 0")
+        where: dict[str, Any] = page.evaluate(
             """(cited) => {
-              const p = [...document.querySelectorAll("p")].find(
+              const copies = [...document.querySelectorAll("p")].filter(
                 (el) => el.textContent.includes(cited));
-              const b = p.getBoundingClientRect();
-              return {scrolled: window.scrollY, top: b.top, bottom: b.bottom,
-                      height: window.innerHeight};
+              const shown = copies.map((el) => {
+                const b = el.getBoundingClientRect();
+                return b.top < window.innerHeight && b.bottom > 0;
+              });
+              return {shown, text: document.body.innerText};
             }""",
             CITED,
         )
-        # The text the service keeps is the text Chromium shows, block by block (less the
-        # furniture it leaves out).
-        shown = page.evaluate("() => document.body.innerText")
         page.close()
+        return where
+
+    try:
+        where = landed(fragment)
+        # The other copy's own fragment lands there: the check tells the two apart.
+        other = landed("#:~:text=Summary%3A-," + quote(CITED, safe=""))
     finally:
         server.shutdown()
-    words = " ".join(shown.split())
-    for block in html_to_text(HTML).text.split("\n\n"):
+    # The text the service keeps is the text Chromium shows, block by block (less the
+    # furniture it leaves out).
+    words = " ".join(where["text"].split())
+    for block in text.split("\n\n"):
         assert " ".join(block.split()) in words, block
-    assert where["scrolled"] > 0, where
-    assert where["top"] < where["height"], where
-    assert where["bottom"] > 0, where
+    assert where["shown"] == [i == copy for i in range(2)], (fragment, where["shown"])
+    assert other["shown"] == [False, True], other["shown"]
 
 
 # Pages without furniture: the service's text must be the words Chromium shows, in order.

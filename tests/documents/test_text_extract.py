@@ -56,8 +56,10 @@ def test_html_line_breaks_cells_preformatted_and_hidden_parts() -> None:
         "<pre>x  = 1\n\n\ny = 2</pre><div hidden>secret</div><p style='display: none'>gone</p>"
         "<span aria-hidden=true>icon</span><div role=navigation>menu</div><p>end &amp; more</p>"
     )
-    assert doc.text == "one\ntwo three\n\nA\t1\n\nx  = 1\n\ny = 2\n\nend & more"
-    assert [b.kind for b in doc.blocks] == ["paragraph", "row", "code", "code", "paragraph"]
+    # aria-hidden hides from a screen reader only: a browser shows it.
+    assert doc.text == "one\ntwo three\n\nA\t1\n\nx  = 1\n\ny = 2\n\nicon\n\nend & more"
+    kinds = ["paragraph", "row", "code", "code", "paragraph", "paragraph"]
+    assert [b.kind for b in doc.blocks] == kinds
 
 
 def test_a_header_inside_the_article_is_kept() -> None:
@@ -195,3 +197,34 @@ def test_any_text_gives_blocks_and_chunks_that_tile_it(source: str) -> None:
 def test_text_that_is_not_utf8_is_refused_with_advice() -> None:
     with pytest.raises(BadRequest, match="save it as UTF-8"):
         extract("café".encode("latin-1"), SourceFormat.text)
+
+
+def test_markdown_inline_markup_across_a_line_end() -> None:
+    doc = markdown_to_text("This is a [long link\ntext](http://x.y) and **bold\nwords**")
+    assert doc.text == "This is a long link text and bold words"
+
+
+def test_markdown_hard_breaks_stay_line_ends() -> None:
+    doc = markdown_to_text("line *one  \nstill* emphasised\\\nline three")
+    assert doc.text == "line one\nstill emphasised\nline three"
+
+
+def test_markdown_code_spans_and_escapes_keep_entities_literal() -> None:
+    doc = markdown_to_text("Code `&amp;`, escaped \\&amp; and read &amp; here")
+    assert doc.text == "Code &amp;, escaped &amp; and read & here"
+
+
+def test_markdown_escaped_bar_is_inside_its_cell() -> None:
+    doc = markdown_to_text("| a \\| b | c |\n|---|---|\n| 1 | 2 |")
+    assert doc.text == "a | b\tc\n\n1\t2"
+
+
+def test_html_unknown_marked_section_is_skipped() -> None:
+    # The stdlib parser raises AssertionError on it (a 500 before).
+    assert html_to_text("<![foo[ x ]]><p>a</p>").text == "a"
+    assert html_to_text("<p>b</p><![foo[ unclosed").text == "b"
+
+
+def test_html_doctype_internal_subset_is_not_text() -> None:
+    doc = html_to_text('<!DOCTYPE html [ <!ENTITY x "y"> ]><p>a</p>')
+    assert doc.text == "a"

@@ -14,7 +14,7 @@ from app.highlights.schemas import (
     TextPositionSelector,
     TextQuoteSelector,
 )
-from app.highlights.sources import SourceText, SourceTexts, with_selectors
+from app.highlights.sources import SourceText, SourceTexts, selected, with_selectors
 
 CHUNKS = [("d-c0", "First chunk. It says a thing."), ("d-c1", "Second chunk. It says a thing.")]
 
@@ -35,12 +35,25 @@ def test_the_text_is_the_chunks_joined_by_a_blank_line() -> None:
 def test_texts_are_kept_per_content_and_read_again_when_it_changes() -> None:
     texts = SourceTexts(max_documents=1)
     cited = {"d-c1": chunk("d-c1")}
-    assert texts.missing(cited) == {"d"}
-    assert texts.of(cited, {"d": CHUNKS})["d-c1"].offsets["d-c1"] == 31
-    assert texts.missing(cited) == set()
-    assert texts.missing({"d-c1": chunk("d-c1", updated=2)}) == {"d"}  # re-chunked
-    assert texts.missing({"d-c1": chunk("d-c1", sha="t")}) == {"d"}  # new content
-    assert texts.of({"d-c1": chunk("d-c1", updated=2)}, {}) == {}  # not read: no selectors
+    assert texts.held(cited) == {}
+    assert texts.of(cited, {"d": CHUNKS}, {})["d-c1"].offsets["d-c1"] == 31
+    assert set(texts.held(cited)) == {"d-c1"}
+    assert texts.held({"d-c1": chunk("d-c1", updated=2)}) == {}  # re-chunked
+    assert texts.held({"d-c1": chunk("d-c1", sha="t")}) == {}  # new content
+    assert texts.of({"d-c1": chunk("d-c1", updated=2)}, {}, {}) == {}  # not read: no selectors
+
+
+def test_a_batch_keeps_the_texts_it_found_when_another_evicts_them() -> None:
+    # Between a batch's read (the text kept: not read again) and its selectors, a concurrent
+    # batch on another document evicts it: the batch still has it (it had ``selectors: []``).
+    texts = SourceTexts(max_documents=1)
+    cited = {"d-c1": chunk("d-c1")}
+    texts.of(cited, {"d": CHUNKS}, {})
+    held = texts.held(cited)
+    other = StoredChunk("e-c0", "e", "E", "x", 1, 1, "e.pdf", "s", datetime(2026, 1, 1, tzinfo=UTC))
+    texts.of({"e-c0": other}, {"e": [("e-c0", "x")]}, {})
+    assert texts.held(cited) == {}  # evicted
+    assert texts.of(cited, {}, held)["d-c1"].offsets["d-c1"] == 31
 
 
 def test_every_highlight_gets_selectors_that_find_it() -> None:
@@ -81,5 +94,19 @@ def test_every_highlight_gets_selectors_that_find_it() -> None:
         found = resolve_quote(source.text, TextQuote(quote.exact, quote.prefix, quote.suffix))
         assert found == (position.start, position.end) == (45, 61)
         assert (out.text_fragment is not None) == bool(web)
-    # A chunk whose document text was not read is left as it is.
-    assert with_selectors(response, {}).results[0].highlights[0].selectors == []
+    # A chunk whose document text was not read gets none (not those it was cached with).
+    selected = with_selectors(response, {"d-c1": source}).results[0].highlights[0]
+    cached = response.model_copy(
+        update={"results": [result.model_copy(update={"highlights": [selected]})]}
+    )
+    assert with_selectors(cached, {}).results[0].highlights[0].selectors == []
+
+
+def test_a_highlight_whose_chunk_says_otherwise_now_gets_no_selectors() -> None:
+    source = SourceText.of([("d-c0", "Other words entirely, now."), CHUNKS[1]])
+    highlight = Highlight(
+        highlight_id="h_1", sentence_id=1, text="First chunk.", start=0, end=12, page=1,
+        page_width=0, page_height=0, score=100, rects=[], normalized_rects=[],
+    )  # fmt: skip
+    assert selected(highlight, source, "d-c0", web=True).selectors == []
+    assert selected(highlight, source, "d-c1", web=False).selectors == []
