@@ -12,10 +12,15 @@ FROM python:3.11-slim
 
 # Tesseract reads scanned pages (HIGHLIGHT_OCR_MODE, HIGHLIGHT_OCR_LANGUAGES): English, French,
 # German and Chinese (Traditional, Simplified), and osd, which turns sideways scans upright.
+# LibreOffice headless converts Office files to PDF (docs/office.md); the -nogui packages leave
+# out the desktop. util-linux's unshare gives each conversion no network where the runtime
+# permits user namespaces.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
        tesseract-ocr-osd tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-chi-tra \
        tesseract-ocr-chi-sim \
+       libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui \
+       fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

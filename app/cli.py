@@ -253,11 +253,13 @@ def _parser() -> argparse.ArgumentParser:
     ingest = _command(
         sub,
         "ingest",
-        "PDF -> chunks stored in the database (JSON summary on stdout)",
+        "PDF or Office file -> chunks stored in the database (JSON summary on stdout)",
         cli_help.INGEST,
         cli_help.INGEST_EXAMPLE,
     )
-    ingest.add_argument("pdf", type=Path, metavar="PDF", help="the PDF file to ingest")
+    ingest.add_argument(
+        "pdf", type=Path, metavar="FILE", help="the PDF or Office file (DOCX, PPTX, ...) to ingest"
+    )
     ingest.add_argument(
         "--document-id", help="the document's id (default: the file name, slugified)"
     )

@@ -39,14 +39,19 @@ INGEST = """\
 Split a PDF into page-aware chunks in reading order and store the document and its chunks
 (idempotent: ingesting the same file again changes nothing). Scanned pages are read by OCR
 first when Tesseract is installed. A PDF outside HIGHLIGHT_PDF_ROOT is copied there, named by
-its SHA-256. Runs beside `serve` on the same database.
+its SHA-256. An Office file (DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF) is converted to PDF by
+LibreOffice first (once per content: the same file again gets the same PDF) and stored beside
+it; the file's content decides its type, not its name. Runs beside `serve` on the same
+database.
 
-input:   PDF       path to a PDF file
+input:   FILE      path to a PDF or Office file
 output:  one JSON object on stdout:
            document_id  the id to cite chunks by (--document-id, or the file name slugified)
            title        what results and the viewer show (--title, else the PDF's own title,
                         else the file name)
            source_path  where the PDF is stored, relative to HIGHLIGHT_PDF_ROOT
+           source_format  pdf, or the Office format it was converted from (docx, ...)
+           original_name  the file's name
            pages        page count
            chunks       chunk ids, "<document_id>-c0000", ... (the ids a batch cites)
            created      true the first time this document id is stored
@@ -62,6 +67,8 @@ example:
     "document_id": "budget-2025",
     "title": "Budget Statement 2025",
     "source_path": "ingested/3f5a...e1.pdf",
+    "source_format": "pdf",
+    "original_name": "budget-2025.pdf",
     "pages": 42,
     "chunks": ["budget-2025-c0000", "budget-2025-c0001", ...],
     "created": true,

@@ -19,11 +19,13 @@ from app.core.security import TokenRegistry
 from app.db.session import create_engine, create_session_factory, dispose_engine
 from app.documents.links import PdfLinks
 from app.documents.service import DocumentService
+from app.documents.sources import SourceLimits
 from app.highlights.limits import Limits
 from app.highlights.service import HighlightService
 from app.highlights.stored import StoredHighlights
 from app.llm.providers import build_profile
 from app.pdfs.backends import build_storage
+from app.pdfs.convert import ConvertLimits, OfficeConverter
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.index_signing import SigningKeys
 from app.pdfs.indexing import ocr_options
@@ -61,6 +63,20 @@ def build_llm(
         max_tokens=settings.llm_max_tokens,
         temperature=settings.llm_temperature,
         http_client=http_client,
+    )
+
+
+def build_converter(settings: Settings) -> OfficeConverter:
+    """LibreOffice for Office files, within the conversion limits; as many conversions at once
+    as PDF workers (each is a process of up to office_memory_mb)."""
+    return OfficeConverter(
+        ConvertLimits(
+            soffice=settings.soffice_path,
+            timeout_s=settings.office_timeout_s,
+            memory_mb=settings.office_memory_mb,
+            max_output_bytes=settings.max_pdf_bytes,
+            slots=settings.pdf_workers,
+        )
     )
 
 
@@ -114,7 +130,13 @@ async def open_services(
         storage=storage,
         tokens=tokens,
         links=PdfLinks(tokens, settings.auth_link_ttl_s, settings.public_base_url),
-        documents=DocumentService(factory, storage, index_cache),
+        documents=DocumentService(
+            factory,
+            storage,
+            index_cache,
+            build_converter(settings),
+            SourceLimits.from_settings(settings),
+        ),
         highlights=HighlightService(
             session_factory=factory,
             llm=llm,
@@ -140,14 +162,16 @@ async def open_services(
             services.highlights.close()
             # Blocking (it joins the worker processes), so not on the loop.
             await asyncio.to_thread(storage.workers.close)
+            if services.documents.converter is not None:
+                await asyncio.to_thread(services.documents.converter.close)
 
 
 async def ingest_file(
     settings: Settings, pdf: Path, document_id: str | None, title: str | None = None
 ) -> dict[str, object]:
-    """The ``ingest`` command's use case: the PDF chunked and stored (``DocumentService.ingest``),
-    then the highlights of the document's earlier content forgotten, as a document PUT does.
-    Answers what ``ingest`` prints."""
+    """The ``ingest`` command's use case: the PDF (or Office file, converted) chunked and stored
+    (``DocumentService.ingest``), then the highlights of the document's earlier content
+    forgotten, as a document PUT does. Answers what ``ingest`` prints."""
     async with open_services(settings, command=True) as services:
         outcome = await services.documents.ingest(pdf, document_id, title)
         document = outcome.document
@@ -160,6 +184,8 @@ async def ingest_file(
         "document_id": document.id,
         "title": document.title,
         "source_path": document.source_path,
+        "source_format": document.source_format,
+        "original_name": document.original_name,
         "pages": document.page_count,
         "chunks": [c.id for c in document.chunks],
         "created": outcome.created,

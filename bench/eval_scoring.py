@@ -167,3 +167,18 @@ def report(
         "book": book,
         "failures": failures,
     }
+
+
+def print_misses(failures: list[dict[str, Any]], kinds: str) -> None:
+    """Every non-hit of the ``kinds`` (comma-separated; "all" for every kind), wrong places
+    first: the quote, its true pages, and what was returned."""
+    chosen = [f for f in failures if kinds == "all" or f["kind"] in kinds.split(",")]
+    order = {"wrong_place": 0, "false_positive": 1, "partial": 2, "miss": 3}
+    chosen.sort(key=lambda f: (order.get(f["verdict"], 9), f["kind"], f["doc"]))
+    print(f"\nNon-hits ({kinds}): {len(chosen)}")
+    for f in chosen:
+        how = f"/{f['perturbation']}" if f["perturbation"] else ""
+        print(f"[{f['verdict']}] {f['kind']}{how} {f['doc']} pages {f['truth_pages']}")
+        print(f"    quote:    {f['quote'][:240]!r}")
+        if f["matched"]:
+            print(f"    returned: {f['matched'][:240]!r} (score {f['score']})")

@@ -18,6 +18,10 @@ the words under the returned rectangles are ground-truth words; negatives that c
 
     .venv/bin/python bench/locate_eval.py [PDF_DIR] [--per-kind N] [--seed S] [--no-baseline]
         [--negatives N] [--only SUBSTRING] [--page-hint] [--no-generated] [--then-page-hint]
+        [--misses KINDS]
+
+``--misses clean,repeated`` (or ``all``) prints every non-hit of those kinds after the tables:
+the quote, its true pages and what the locator returned (the JSON holds the same list).
 
 ``--then-page-hint`` reports the run, then the same quotes on the same indexes with the page
 hint and without the baseline: what a second run with ``--page-hint --no-baseline`` reports,
@@ -37,7 +41,7 @@ from pathlib import Path
 
 import pymupdf
 from eval_quotes import Quote, Word, corpus
-from eval_scoring import Outcome, baseline, judge, report, result_rects
+from eval_scoring import Outcome, baseline, judge, print_misses, report, result_rects
 from gen_cells import make_cjk, make_tables
 from gen_irs import make_columns, make_repeated
 
@@ -140,6 +144,12 @@ def main() -> None:
         action="store_true",
         help="then report the same quotes with --page-hint --no-baseline (indexes built once)",
     )
+    parser.add_argument(
+        "--misses",
+        metavar="KINDS",
+        default="",
+        help='print every non-hit of these kinds (comma-separated, or "all")',
+    )
     args = parser.parse_args()
     # Each run: (page hint, baseline). A second one reuses the corpus and the indexes.
     runs = [(args.page_hint, not args.no_baseline)]
@@ -179,6 +189,8 @@ def main() -> None:
         run_args = argparse.Namespace(**{**vars(args), "page_hint": hint})
         run_args.no_baseline = not with_baseline
         result = report(outcomes[run], build, book, run_args, BOOK)
+        if args.misses:
+            print_misses(result["failures"], args.misses)
         out = RESULTS / f"locate_eval-{stamp}-seed{args.seed}{'-hint' if hint else ''}.json"
         out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
         print(f"\nwrote {out}")

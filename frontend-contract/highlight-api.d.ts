@@ -98,6 +98,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/documents/{document_id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Document File
+         * @description Upload a document's file as the raw body, whatever its type: a PDF, an Office file (DOCX,
+         *     PPTX, XLSX, ODT, ODP, ODS, RTF: converted to PDF by LibreOffice, then taken as a PDF), or
+         *     HTML, Markdown or plain text. The bytes decide the type (a PNG named report.docx is a 415
+         *     naming what it is); Content-Type may be the type's own or application/octet-stream. Size
+         *     limits per type: HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES,
+         *     HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes nothing (an Office file is
+         *     converted once per content). A conversion that fails, runs too long or needs too much memory
+         *     is a 422 saying which; a server without LibreOffice answers 415 for Office files.
+         */
+        put: operations["put_document_file"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/documents/{document_id}/pages/{page}.png": {
         parameters: {
             query?: never;
@@ -144,6 +171,28 @@ export interface paths {
          *     the PDF (with chunk=true: the document) is new.
          */
         put: operations["put_document_pdf"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/documents/{document_id}/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Document Text
+         * @description The text the highlights' selectors index (TextQuoteSelector, TextPositionSelector), with
+         *     its blocks: what the viewer shows of a web or text source. With auth on, a bearer token or
+         *     the signature of the viewer's link.
+         */
+        get: operations["get_document_text"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -349,22 +398,29 @@ export interface components {
             highlights: components["schemas"]["Highlight"][];
             /**
              * Link
-             * @description Plain PDF link at the best page (…/pdf#page=N), absolute when the service has a public base URL; null only for unknown chunks.
+             * @description Plain PDF link at the best page (…/pdf#page=N), absolute when the service has a public base URL; for a web or text source, the viewer showing its text with the highlights marked; null only for unknown chunks.
              */
             link: string | null;
             /** Message */
             message: string | null;
+            /**
+             * Original Name
+             * @description The name of the file the document was made from (an Office file's, before conversion), for showing beside the PDF; null when it was sent without one.
+             */
+            original_name: string | null;
             /** Page End */
             page_end: number | null;
             /** Page Start */
             page_start: number | null;
             /**
              * Pdf Url
-             * @description The document's PDF to load in a viewer (PDF.js getDocument, react-pdf-highlighter's url): link without its #page=N fragment, so nothing has to be cut off a string. Relative (/v2/documents/{id}/pdf) unless the service has a public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries a signature (expires, signature) that lets a browser GET it without a token until it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null exactly when link is null (an unknown chunk).
+             * @description The document's PDF to load in a viewer (PDF.js getDocument, react-pdf-highlighter's url): link without its #page=N fragment, so nothing has to be cut off a string. Relative (/v2/documents/{id}/pdf) unless the service has a public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries a signature (expires, signature) that lets a browser GET it without a token until it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null when link is null (an unknown chunk) and for a web or text source, which has no PDF.
              */
             pdf_url: string | null;
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
+            /** @description What the cited document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text; null only for unknown chunks. A web or text source (html, markdown, text) has no PDF: its highlights have no rectangles (page 1, page size 0), their selectors place them in its text, pdf_url is null and link opens the viewer. */
+            source_format: components["schemas"]["SourceFormat"] | null;
             status: components["schemas"]["CitationStatus"];
             /** @description Whether the chunk supports what it is cited for: its claims (supported when it supports every one, unsupported when none, else partial), or the whole answer when it has none. unsupported: nothing is highlighted (status no_match, reason unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it could not be judged: an unknown chunk, a chunk without text. */
             support: components["schemas"]["Support"] | null;
@@ -434,6 +490,31 @@ export interface components {
             source_format: components["schemas"]["SourceFormat"];
             /** Source Path */
             source_path: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * DocumentText
+         * @description The text the highlights' selectors index: a web or text source's text (extracted from its
+         *     file: for HTML the text a browser shows, for Markdown the rendered text), or a PDF's chunk
+         *     texts; in both cases the chunks' texts joined by a blank line, in order.
+         */
+        DocumentText: {
+            /**
+             * Blocks
+             * @description The text's blocks in order, none overlapping; blank lines between them. A PDF's are its chunks.
+             */
+            blocks: components["schemas"]["TextBlock"][];
+            /** Document Id */
+            document_id: string;
+            /**
+             * Sha256
+             * @description The document's content hash (pdf_sha256 of its highlights).
+             */
+            sha256: string;
+            source_format: components["schemas"]["SourceFormat"];
+            /** Text */
+            text: string;
             /** Title */
             title: string;
         };
@@ -582,6 +663,11 @@ export interface components {
              */
             score: number;
             /**
+             * Selectors
+             * @description The sentence in the document's text (GET /v2/documents/{id}/text: a web or text source's text, a PDF's chunk texts joined by a blank line in order) as W3C Web Annotation selectors: a TextQuoteSelector, then a TextPositionSelector. Empty only for a highlight stored before selectors existed, fetched by id.
+             */
+            selectors: (components["schemas"]["TextQuoteSelector"] | components["schemas"]["TextPositionSelector"])[];
+            /**
              * Sentence Id
              * @description 1-based number of the sentence in the chunk.
              */
@@ -596,6 +682,11 @@ export interface components {
              * @description The sentence as stored in the chunk, with the PDF's line-break hyphens and ligatures (start and end index this text).
              */
             text: string;
+            /**
+             * Text Fragment
+             * @description For a web page (an HTML source): a URL text fragment (#:~:text=prefix-,start,end,-suffix) to append to the page's own URL, which a browser scrolls to and marks. Null for other sources.
+             */
+            text_fragment: string | null;
         };
         /**
          * HighlightBatchRequest
@@ -666,7 +757,8 @@ export interface components {
         };
         /**
          * PdfUploadResult
-         * @description A stored PDF upload; with ``chunk=true``, also the document made of it.
+         * @description A stored PDF upload (or the PDF an Office file was converted to); with ``chunk=true``,
+         *     also the document made of it.
          */
         PdfUploadResult: {
             /**
@@ -691,6 +783,11 @@ export interface components {
              * @description False when the same content was already stored (nothing was rewritten).
              */
             newly_stored: boolean;
+            /**
+             * Original Name
+             * @description The filename it was sent with (PUT …/file?filename=); null when none.
+             */
+            original_name: string | null;
             /** Page Count */
             page_count: number;
             /**
@@ -698,6 +795,11 @@ export interface components {
              * @description SHA-256 of the PDF's bytes (hex).
              */
             sha256: string;
+            /**
+             * @description What the file was, from its bytes: pdf, or the Office format it was converted to PDF from (sha256, source_path and page_count are then the PDF's).
+             * @default pdf
+             */
+            source_format: components["schemas"]["SourceFormat"];
             /**
              * Source Path
              * @description Where the PDF is stored, by its content: the source_path to send in PUT /v2/documents/{id}.
@@ -779,15 +881,30 @@ export interface components {
             /** Highlight Id */
             highlight_id: string;
             /**
+             * Original Name
+             * @description The name of the file the document was made from (an Office file's, before conversion), for showing beside the PDF; null when it was sent without one.
+             */
+            original_name: string | null;
+            /**
              * Pdf Sha256
-             * @description SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is served only while it is this content.
+             * @description SHA-256 of the PDF content the rectangles belong to (of a web or text source, of its stored text); the PDF at pdf_url is served only while it is this content.
              */
             pdf_sha256: string;
             /**
              * Pdf Url
-             * @description The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file or the document changed), signed when auth is on.
+             * @description The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file or the document changed), signed when auth is on; null for a web or text source.
              */
-            pdf_url: string;
+            pdf_url: string | null;
+            /**
+             * @description What the document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text.
+             * @default pdf
+             */
+            source_format: components["schemas"]["SourceFormat"];
+            /**
+             * Text Url
+             * @description A web or text source's text with its block structure (GET /v2/documents/{id}/text), signed when auth is on; null for a PDF.
+             */
+            text_url: string | null;
         };
         /**
          * Support
@@ -795,6 +912,71 @@ export interface components {
          * @enum {string}
          */
         Support: "supported" | "partial" | "unsupported";
+        /** TextBlock */
+        TextBlock: {
+            /** End */
+            end: number;
+            /**
+             * Kind
+             * @description How the viewer shows it: a heading (level 1-6), a paragraph, a list item, a block quote, preformatted text, or a table row (cells separated by a tab).
+             * @enum {string}
+             */
+            kind: "heading" | "paragraph" | "item" | "quote" | "code" | "row";
+            /**
+             * Level
+             * @description A heading's level, 1-6; 0 otherwise.
+             */
+            level: number;
+            /**
+             * Start
+             * @description Code point offset of the block in text.
+             */
+            start: number;
+        };
+        /**
+         * TextPositionSelector
+         * @description W3C Web Annotation TextPositionSelector (https://www.w3.org/TR/annotation-model/
+         *     #text-position-selector): Unicode code point offsets into the document's text, end
+         *     exclusive.
+         */
+        TextPositionSelector: {
+            /** End */
+            end: number;
+            /** Start */
+            start: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TextPositionSelector";
+        };
+        /**
+         * TextQuoteSelector
+         * @description W3C Web Annotation TextQuoteSelector (https://www.w3.org/TR/annotation-model/
+         *     #text-quote-selector) over the document's text (GET /v2/documents/{id}/text).
+         */
+        TextQuoteSelector: {
+            /**
+             * Exact
+             * @description The highlighted text, as in the document's text.
+             */
+            exact: string;
+            /**
+             * Prefix
+             * @description The text just before it: 32 characters, or more until prefix + exact + suffix occurs once in the document's text (fewer at its start).
+             */
+            prefix: string;
+            /**
+             * Suffix
+             * @description The text just after it, as long as the prefix.
+             */
+            suffix: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TextQuoteSelector";
+        };
     };
     responses: never;
     parameters: never;
@@ -1061,6 +1243,114 @@ export interface operations {
             };
             /** @description The request body is larger than the service accepts. */
             413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_document_file: {
+        parameters: {
+            query?: {
+                /** @description The file's name, recorded as the document's original_name and shown as its title when it has none of its own; with text, .md marks Markdown. Never decides the type: the bytes do. */
+                filename?: string | null;
+                /** @description SHA-256 of the body, as for PUT …/pdf. */
+                sha256?: string | null;
+                /** @description Also chunk it here and store the document, as for PUT …/pdf. */
+                chunk?: boolean;
+                /** @description With chunk=true: the document's title. */
+                title?: string | null;
+            };
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "application/pdf": string;
+                "application/rtf": string;
+                "application/vnd.oasis.opendocument.presentation": string;
+                "application/vnd.oasis.opendocument.spreadsheet": string;
+                "application/vnd.oasis.opendocument.text": string;
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation": string;
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                "text/html": string;
+                "text/markdown": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Stored (with chunk=true: created) */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfUploadResult"];
+                };
+            };
+            /** @description Conflicts with what is stored. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not of the media type the route takes (Content-Type). */
+            415: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;
@@ -1364,6 +1654,60 @@ export interface operations {
             };
             /** @description The body is not of the media type the route takes (Content-Type). */
             415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request is malformed or unusable; error.message names the field and the fix. */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service's database (code database_unavailable) or the PDFs' store (code storage_unavailable) cannot be used now, or it is busy with costly work (code busy); retry after the Retry-After header's seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_document_text: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentText"];
+                };
+            };
+            /** @description Not found. */
+            404: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     [name: string]: unknown;

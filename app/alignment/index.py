@@ -21,7 +21,7 @@ from app.alignment.text import Normalized
 
 # Bump whenever the blob layout (index_codec.py), what an index holds or the normalisation
 # changes: blobs are named by it, so stale ones are never read.
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 # Tesseract word confidence (0-100) at or above which OCR is taken as read correctly.
 CONFIDENT = 90

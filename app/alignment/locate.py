@@ -1,7 +1,8 @@
 """Find a (possibly loosely) quoted passage in an indexed PDF and return its line rectangles.
 
 "Highlighting the wrong sentence is worse than highlighting none": anything below
-``MIN_SCORE`` is reported as ``no_match`` rather than guessed.
+``MIN_SCORE`` is reported as ``no_match`` rather than guessed, and so is a loose match that
+reads a table's row across cells the PDF stores cell by cell (``_zigzag``).
 
 Besides the quote as given, two readings of it are tried when the document calls for them:
 without the numbers of a line-numbered margin (``margins.py``), and without runs of running
@@ -90,7 +91,7 @@ def _candidates(index: DocumentIndex, quote: str, lo: int, hi: int, limit: int =
         return [exact_match(pos, quote) for pos in hits]
     if information(quote) < MIN_FUZZY_INFO:
         return []
-    return fuzzy(index.norm.text, index.grams, quote, lo, hi)
+    return fuzzy(index.norm.text, index.grams, quote, lo, hi, pages=index.norm_page_start)
 
 
 def _number_penalty(index: DocumentIndex, quote: str, match: Match) -> float:
@@ -321,6 +322,22 @@ def _reading_view(index: DocumentIndex, readings: Readings) -> DocumentIndex:
     )
 
 
+def _zigzag(rects: tuple[LineRect, ...]) -> bool:
+    """Do the rectangles step down a line and back up to the line they left, further right?
+    That is a table's two-line cells ("January" over "28,") stored cell by cell: a quote
+    that skipped the lower lines as dropped words reads the row instead, and which of the
+    row's cells it meant the text does not say."""
+    for a, b, c in zip(rects, rects[1:], rects[2:], strict=False):
+        height = a.y1 - a.y0
+        if not (a.page == b.page == c.page and height > 0):
+            continue
+        down = a.y1 - 0.3 * height <= b.y0 <= a.y1 + height
+        back = abs(c.y1 - a.y1) < 0.3 * height and c.x0 >= a.x1
+        if down and back:
+            return True
+    return False
+
+
 def _locate(
     index: DocumentIndex, quote: str, pages: tuple[int, int] | None, chunk: ChunkHint | None
 ) -> LocateResult:
@@ -369,6 +386,8 @@ def _locate(
     if best is None:
         return _NO_MATCH
     result = _result(index, *best, closing=quote.rstrip()[-1:] in _CLOSING)
+    if best[0].matched < best[0].covered and _zigzag(result.rects):
+        return _NO_MATCH
     if not result.rects:
         return result
     rects = result.rects

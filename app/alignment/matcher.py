@@ -10,16 +10,16 @@ only the matched pieces are highlighted.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
 
+from app.alignment.edges import EDIT_GAP, Chain, extend_edges
 from app.alignment.grams import GramTable, seeds
 from app.alignment.text import information
-from app.core.scripts import CJK
 
-# Quote/document gap difference still read as an edit rather than a jump (about a long word).
-EDIT_GAP = 20
 # How far (skeleton characters) the rest of a quote may be from its first matched piece.
 JUMP = 4000
 # Pieces of a quote smaller than this (Latin-letter equivalents) are not searched on their own.
@@ -31,12 +31,6 @@ BETA2 = 4.0  # beta = 2
 # Chain-end blocks shorter than this, detached from the chain by unmatched quote characters,
 # are not trusted.
 EDGE_BLOCK = 8
-EDGE_SIMILARITY = 0.5
-# An unmatched quote edge is found again next to the chain (over words the quote dropped) from
-# this many characters on: a short word such as "Los" in "Attorney [General,] Los" counts.
-MIN_EDGE_RUN = 3
-# ... also when the chain borrowed up to this many of its letters (see _regrown_head).
-MAX_GIVE_BACK = 4
 # A located piece of a quote must itself be this convincing to be added to a match.
 PIECE_SCORE = 80.0
 # Each extra piece makes a match less certain than one continuous passage of equal similarity.
@@ -80,16 +74,6 @@ class Match:
         precision = self.matched / self.covered
         f_beta = (1 + BETA2) * precision * recall / (BETA2 * precision + recall)
         return 100.0 * f_beta - self.penalty
-
-
-@dataclass(frozen=True, slots=True)
-class _Chain:
-    q_start: int
-    q_end: int
-    d_start: int
-    d_end: int
-    matched: int
-    longest: int
 
 
 def exact_match(pos: int, quote: str) -> Match:
@@ -184,9 +168,9 @@ def _trim(run: list[Block]) -> list[Block]:
     return run
 
 
-def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
+def _best_chain(quote: str, window: str, offset: int) -> Chain | None:
     blocks = _blocks(quote, window)
-    best: _Chain | None = None
+    best: Chain | None = None
     first = 0
     for i in range(1, len(blocks) + 1):
         if i < len(blocks):
@@ -198,99 +182,9 @@ def _best_chain(quote: str, window: str, offset: int) -> _Chain | None:
         if best is None or matched > best.matched:
             (a0, b0, _), (a1, b1, s1) = run[0], run[-1]
             longest = max(size for _, _, size in run)
-            best = _Chain(a0, a1 + s1, offset + b0, offset + b1 + s1, matched, longest)
+            best = Chain(a0, a1 + s1, offset + b0, offset + b1 + s1, matched, longest)
         first = i
     return best
-
-
-def _edge_run(part: str) -> int:
-    """Shortest run of a quote's edge found again on its own: two ideographs say as much as a
-    short Latin word (an OCR'd "搞權等" for "質權等" keeps its "權等")."""
-    return 2 if len(part) >= 2 and CJK.match(part[-1]) and CJK.match(part[0]) else MIN_EDGE_RUN
-
-
-def _head(text: str, part: str, lo: int, end: int) -> tuple[int, int]:
-    """(new start, matched chars) for an unmatched quote head ending at document ``end``:
-    over words dropped from the quote, then over a changed word next to the matched rest."""
-    if not part or len(part) > EDIT_GAP:
-        return end, 0
-    area = max(lo, end - len(part) - EDIT_GAP)
-    for cut in range(0, len(part) - _edge_run(part) + 1):
-        found = text.rfind(part[: len(part) - cut], area, end)
-        if found >= 0:
-            return found, len(part) - cut
-    near = text[max(lo, end - len(part)) : end]
-    similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
-    return (end - len(near), 0) if similar else (end, 0)
-
-
-def _tail(text: str, part: str, start: int, hi: int) -> tuple[int, int]:
-    if not part or len(part) > EDIT_GAP:
-        return start, 0
-    area = min(hi, start + len(part) + EDIT_GAP)
-    for cut in range(0, len(part) - _edge_run(part) + 1):
-        found = text.find(part[cut:], start, area)
-        if found >= 0:
-            return min(area, found + len(part) - cut), len(part) - cut
-    near = text[start : min(hi, start + len(part))]
-    similar = Indel.normalized_similarity(part, near) >= EDGE_SIMILARITY
-    return (start + len(near), 0) if similar else (start, 0)
-
-
-def _regrown_head(text: str, quote: str, chain: _Chain, lo: int) -> tuple[int, int]:
-    """(new start, net matched chars) when the chain borrowed the end of a short quote head.
-
-    "erat [volutpat] Ut wisi" with the bracketed word dropped: the chain aligns the quote's
-    "at" with the end of "volutpat", leaving only "er" unmatched. Give back a few chain
-    characters and look for the whole word ("erat") just before the chain instead.
-    """
-    q, d = chain.q_start, chain.d_start
-    for give in range(1, MAX_GIVE_BACK + 1):
-        if q + give > len(quote) or quote[q + give - 1] != text[d + give - 1]:
-            break
-        part = quote[: q + give]
-        if len(part) < MIN_EDGE_RUN:
-            continue
-        found = text.rfind(part, max(lo, d - len(part) - EDIT_GAP), d)
-        if found >= 0:
-            return found, len(part) - give
-    return d, 0
-
-
-def _regrown_tail(text: str, quote: str, chain: _Chain, hi: int) -> tuple[int, int]:
-    q, d = chain.q_end, chain.d_end
-    for give in range(1, MAX_GIVE_BACK + 1):
-        if q - give < 0 or quote[q - give] != text[d - give]:
-            break
-        part = quote[q - give :]
-        if len(part) < MIN_EDGE_RUN:
-            continue
-        found = text.find(part, d, min(hi, d + len(part) + EDIT_GAP))
-        if found >= 0:
-            return found + len(part), len(part) - give
-    return d, 0
-
-
-def _extend_edges(text: str, quote: str, chain: _Chain, lo: int, hi: int) -> _Chain:
-    head_q, tail_q = quote[: chain.q_start], quote[chain.q_end :]
-    d_start, head_matched = _head(text, head_q, lo, chain.d_start)
-    if 0 < len(head_q) < MIN_EDGE_RUN and not head_matched:
-        regrown, net = _regrown_head(text, quote, chain, lo)
-        if net > 0:
-            d_start, head_matched = regrown, net
-    d_end, tail_matched = _tail(text, tail_q, chain.d_end, hi)
-    if 0 < len(tail_q) < MIN_EDGE_RUN and not tail_matched:
-        regrown, net = _regrown_tail(text, quote, chain, hi)
-        if net > 0:
-            d_end, tail_matched = regrown, net
-    return _Chain(
-        0 if d_start < chain.d_start else chain.q_start,
-        len(quote) if d_end > chain.d_end else chain.q_end,
-        d_start,
-        d_end,
-        chain.matched + head_matched + tail_matched,
-        chain.longest,
-    )
 
 
 def _locate_piece(
@@ -307,29 +201,74 @@ def _locate_piece(
     return candidates[0] if candidates else None
 
 
+def _nearest(text: str, found: Match, chain: Chain) -> bool:
+    """Is ``found`` paired with the chain as closely as the text allows? Neither the chain's
+    text nor the adjacent piece of ``found`` may occur again between the two: a table whose
+    rows or header cells repeat a label ("Net cash used in" under investing and under
+    financing) would otherwise let a piece pair with the farther copy, the wrong cell."""
+    if found.end <= chain.d_start:
+        near, gap = found.segments[-1], (found.end, chain.d_start)
+    elif found.start >= chain.d_end:
+        near, gap = found.segments[0], (chain.d_end, found.start)
+    else:
+        return True
+    for start, end in (near, (chain.d_start, chain.d_end)):
+        if text.find(text[start:end], *gap) >= 0:
+            return False
+    return True
+
+
 def _piece_near(
-    text: str, table: GramTable, piece: str, areas: list[tuple[int, int]], depth: int
+    text: str,
+    table: GramTable,
+    piece: str,
+    areas: list[tuple[int, int]],
+    depth: int,
+    chain: Chain,
 ) -> Match | None:
-    """First convincing placement of ``piece`` in ``areas``, tried in order of preference."""
+    """First convincing placement of ``piece`` in ``areas``, tried in order of preference,
+    that pairs with the chain as closely as the text allows (``_nearest``)."""
     for lo, hi in areas:
         if lo < hi:
             found = _locate_piece(text, table, piece, lo, hi, depth)
-            if found is not None and found.score >= PIECE_SCORE:
+            if found is not None and found.score >= PIECE_SCORE and _nearest(text, found, chain):
                 return found
     return None
 
 
+def _neighbourhood(chain: Chain, bounds: tuple[int, int], pages: Sequence[int]) -> tuple[int, int]:
+    """``bounds`` narrowed to the chain's pages and the page either side: a quoted sentence
+    runs across one page break at most, so a piece two pages away is another passage (on
+    sparse pages, a table's label on page 3 and another on page 5, JUMP apart or less)."""
+    lo, hi = bounds
+    if not pages:
+        return lo, hi
+    first = bisect_right(pages, chain.d_start)
+    last = bisect_right(pages, chain.d_end - 1)
+    return max(lo, pages[max(0, first - 2)]), min(hi, pages[min(len(pages) - 1, last + 1)])
+
+
 def _complete(
-    text: str, table: GramTable, quote: str, chain: _Chain, bounds: tuple[int, int], depth: int
+    text: str,
+    table: GramTable,
+    quote: str,
+    chain: Chain,
+    bounds: tuple[int, int],
+    depth: int,
+    pages: Sequence[int],
 ) -> Match:
     """Locate what the chain left out of the quote near the chain: the part before it
     preferably before it in the PDF's order, the part after it preferably after it."""
-    lo, hi = bounds
+    lo, hi = _neighbourhood(chain, bounds, pages)
     segments = [(chain.d_start, chain.d_end)]
     matched = chain.matched
     longest = chain.longest
     penalty = 0.0
-    if depth < MAX_DEPTH:
+    # The chain is a piece like any other: one too short to be searched on its own ("at end
+    # of the") is no anchor for the rest of the quote, which it would pull to any place that
+    # happens to print a few common words after it.
+    anchored = information(quote) * chain.matched / len(quote) >= MIN_PIECE_INFO
+    if depth < MAX_DEPTH and anchored:
         before = (max(lo, chain.d_start - JUMP), chain.d_start)
         after = (chain.d_end, min(hi, chain.d_end + JUMP))
         pieces = (
@@ -337,7 +276,7 @@ def _complete(
             (quote[chain.q_end :], [after, before]),
         )
         for number, (piece, areas) in enumerate(pieces):
-            found = _piece_near(text, table, piece, areas, depth)
+            found = _piece_near(text, table, piece, areas, depth, chain)
             if found is None or _segments_overlap(found.segments, segments):
                 continue
             segments.extend(found.segments)
@@ -369,8 +308,18 @@ def _overlaps(a: Match, b: Match) -> bool:
     return _segments_overlap(a.segments, b.segments)
 
 
-def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int = 0) -> list[Match]:
-    """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping."""
+def fuzzy(
+    text: str,
+    table: GramTable,
+    quote: str,
+    lo: int,
+    hi: int,
+    depth: int = 0,
+    pages: Sequence[int] = (),
+) -> list[Match]:
+    """Candidate placements of ``quote`` in ``text[lo:hi]``, best first, none overlapping.
+    ``pages`` are the skeleton offsets where pages start (and the end): the rest of a quote
+    is looked for on the pages next to its main match only."""
     found: list[Match] = []
     slack = EDIT_GAP + len(quote) // 5
     clusters = _clusters(seeds(table, quote, lo, hi))
@@ -381,7 +330,7 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
         chain = _best_chain(quote, text[w_lo:w_hi], w_lo)
         if chain is None:
             continue
-        chain = _extend_edges(text, quote, chain, lo, hi)
+        chain = extend_edges(text, quote, chain, lo, hi)
         if chain.matched < CHAIN_MIN_SHARE * len(quote):
             # A few shared words: not worth searching the rest (it is almost always a
             # different passage, and this is where unrelated quotes would spend their time).
@@ -389,7 +338,7 @@ def fuzzy(text: str, table: GramTable, quote: str, lo: int, hi: int, depth: int 
                 Match(((chain.d_start, chain.d_end),), chain.matched, len(quote), chain.longest)
             )
             continue
-        found.append(_complete(text, table, quote, chain, (lo, hi), depth))
+        found.append(_complete(text, table, quote, chain, (lo, hi), depth, pages))
     found.sort(key=lambda match: (-match.score, match.start))
     distinct: list[Match] = []
     for match in found:

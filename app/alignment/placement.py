@@ -21,16 +21,19 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
 
+from app.alignment.edges import EDIT_GAP
 from app.alignment.index import DocumentIndex
-from app.alignment.matcher import EDIT_GAP, Match
+from app.alignment.matcher import Match
 from app.alignment.text import normalize_text
 
 # The winner's surroundings must account for at least this share of the chunk's context (and
 # MIN_SUPPORT characters): a chunk really printed around a candidate agrees with it almost
 # everywhere, while a little agreement is what a third occurrence the search did not list (or
-# another extractor's order) leaves behind. The context fitting it alone must pass the same
-# bar, and be MIN_RATIO times the runner-up's: two places with much the same surroundings (a
-# figure printed twice, drawn in different orders) leave the chunk fitting one by accident.
+# another extractor's order) leaves behind. The context fitting it alone need only be
+# MIN_SUPPORT characters (a few words), but MIN_RATIO times the runner-up's: a boilerplate
+# notice printed in two documents shares most of its context, and the sentence or two beyond
+# it that differ are all the evidence there is; two places with much the same surroundings (a
+# figure printed twice, drawn in different orders) still leave no clear winner.
 MIN_SHARE = 0.2
 MIN_SUPPORT = 24
 MIN_RATIO = 1.5
@@ -105,7 +108,7 @@ def choose(
     bar = max(MIN_SUPPORT, MIN_SHARE * (len(before) + len(after)))
     if len(support[winner]) < bar:
         return None
-    if exclusive[winner] < max(bar, MIN_RATIO * exclusive[runner_up]):
+    if exclusive[winner] < max(MIN_SUPPORT, MIN_RATIO * exclusive[runner_up]):
         return None
     return candidates[winner]
 

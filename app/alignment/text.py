@@ -2,11 +2,12 @@
 
 Matching happens on a "skeleton" of the text: only letters and digits survive, case-folded,
 NFKC-compatible (ligatures such as U+FB01 become "fi", full-width forms become ASCII) and
-without diacritics. Whitespace, hyphens, dashes, quotes and other punctuation are dropped
-entirely rather than unified, because PDFs disagree with quoters about all of them: a line-end
-hyphen ("align-\\nment") and a compound hyphen ("self-evident") both vanish, missing or extra
-inter-word spaces (common with tight kerning or letter-spaced headings) stop mattering, and CJK
-text, which has no spaces anyway, joins across line breaks without special cases.
+without diacritics; "&" is spelt "and", as quoters and PDFs swap them. Whitespace, hyphens,
+dashes, quotes and other punctuation are dropped entirely rather than unified, because PDFs
+disagree with quoters about all of them: a line-end hyphen ("align-\\nment") and a compound
+hyphen ("self-evident") both vanish, missing or extra inter-word spaces (common with tight
+kerning or letter-spaced headings) stop mattering, and CJK text, which has no spaces anyway,
+joins across line breaks without special cases.
 
 Hangul is kept as jamo (NFD): a syllable block and the same syllable spelled as two or three
 conjoining jamo (how macOS and some tokenisers hand Korean over) must compare equal, and the
@@ -47,13 +48,22 @@ def clean_extracted(text: str) -> str:
     return _UNSTORABLE.sub(lambda m: " " if m.group() < "\ud800" else "\ufffd", text)
 
 
+# Symbols read as a word: "R&D", "Procter & Gamble" and "Terms and Conditions" are quoted
+# either way round, and a dropped "&" left "and" on the page unmatched (a short quote such
+# as "Profit & Loss" was not found at all). Spelt out, they compare equal, and the origin map
+# sends all three letters back to the one symbol on the page.
+_SPOKEN = {"&": "and"}
+
+
 @lru_cache(maxsize=65536)
 def normalize_char(char: str) -> str:
     """The skeleton of one source character: "" for separators/punctuation, 1+ chars otherwise."""
     if char.isascii():
         # Fast path: the overwhelming majority of PDF text.
-        return char.lower() if char.isalnum() else ""
+        return char.lower() if char.isalnum() else _SPOKEN.get(char, "")
     folded = unicodedata.normalize("NFKC", char).casefold()
+    if folded in _SPOKEN:  # full-width and small forms of the symbols
+        return _SPOKEN[folded]
     decomposed = unicodedata.normalize("NFKD", folded)
     kept = "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
     composed = unicodedata.normalize("NFKC", kept)

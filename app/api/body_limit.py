@@ -87,6 +87,17 @@ class BodyLimit:
             "HIGHLIGHT_MAX_PDF_BYTES); ask the operator to raise HIGHLIGHT_MAX_PDF_BYTES",
         )
 
+    @classmethod
+    def for_files(cls, max_bytes: int) -> BodyLimit:
+        """Any file type: the largest family limit (each family's own is checked once the bytes
+        say what the file is)."""
+        return cls(
+            max_bytes,
+            f"the file is larger than this service accepts of any type ({max_bytes} bytes, the "
+            "largest of HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES and "
+            "HIGHLIGHT_MAX_TEXT_BYTES); split it or ask the operator to raise the limit",
+        )
+
     def refusal(self) -> PayloadTooLarge:
         error = PayloadTooLarge(self.message, details={"max_bytes": self.max_bytes})
         # The rest of the body is never read: the connection cannot carry another request.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import PureWindowsPath
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Header, Path, Query, Request, Response, status
@@ -12,16 +13,21 @@ from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
 from app.core.errors import error_responses, header_refs
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
-from app.core.formats import SourceFormat
+from app.core.formats import ACCEPTED_MEDIA_TYPES, MEDIA_TYPES, SourceFormat
 from app.documents.links import PdfLinks
 from app.documents.models import Document
 from app.documents.schemas import (
     ChunkOut,
     DocumentOut,
+    DocumentText,
     DocumentUpsert,
     DocumentUpsertResult,
     PdfUploadResult,
+    TextBlock,
 )
+from app.documents.service import Upload
+from app.documents.sources import SourceLimits
+from app.documents.text_sources import document_text
 from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which
@@ -32,6 +38,12 @@ files = APIRouter(prefix="/v2/documents", tags=["documents"])
 DocumentId = Annotated[str, Path(min_length=1, max_length=DOCUMENT_ID_MAX, pattern=ID_PATTERN)]
 SHA256 = r"^[0-9a-f]{64}$"
 PDF_BODY = RawBody("application/pdf", lambda settings: BodyLimit.for_pdfs(settings.max_pdf_bytes))
+FILE_BODY = RawBody(
+    "application/octet-stream",
+    lambda settings: BodyLimit.for_files(SourceLimits.from_settings(settings).largest),
+    also=tuple(t for t in ACCEPTED_MEDIA_TYPES if t != "application/octet-stream"),
+)
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
 
 
 def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
@@ -51,7 +63,9 @@ def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut
     return DocumentOut(
         id=document.id,
         # A placeholder stored before they were refused shows as the file's name (titles.py).
-        title=shown_title(document.title, document.source_path, document.id),
+        title=shown_title(
+            document.title, document.original_name or document.source_path, document.id
+        ),
         source_path=document.source_path,
         sha256=document.sha256,
         page_count=document.page_count,
@@ -89,7 +103,11 @@ async def put_document(
         # the first highlight request finds the new text index ready.
         document = outcome.document
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return DocumentUpsertResult(
         **_out(outcome.document, links, include_text=False).model_dump(),
@@ -148,6 +166,89 @@ async def put_document_pdf(
     upload = await documents.upload(
         document_id, await request.body(), sha256=sha256, chunk=chunk, title=title
     )
+    return _upload_result(document_id, upload, highlights, response, background)
+
+
+@writes.put(
+    "/{document_id}/file",
+    response_model=PdfUploadResult,
+    responses={
+        201: {"model": PdfUploadResult, "description": "Stored (with chunk=true: created)"},
+        **error_responses(409, 413, 415, 422, 503),
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": dict.fromkeys((*MEDIA_TYPES.values(), FILE_BODY.media_type), _BINARY),
+        }
+    },
+)
+@raw_body(FILE_BODY)
+async def put_document_file(
+    document_id: DocumentId,
+    request: Request,
+    documents: DocumentsDep,
+    highlights: HighlightsDep,
+    response: Response,
+    background: BackgroundTasks,
+    filename: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=255,
+            pattern=r"^[^\x00-\x1f\x7f]+$",
+            description="The file's name, recorded as the document's original_name and shown "
+            "as its title when it has none of its own; with text, .md marks Markdown. Never "
+            "decides the type: the bytes do.",
+        ),
+    ] = None,
+    sha256: Annotated[
+        str | None,
+        Query(pattern=SHA256, description="SHA-256 of the body, as for PUT …/pdf."),
+    ] = None,
+    chunk: Annotated[
+        bool,
+        Query(description="Also chunk it here and store the document, as for PUT …/pdf."),
+    ] = False,
+    title: Annotated[
+        str | None,
+        Query(min_length=1, max_length=500, description="With chunk=true: the document's title."),
+    ] = None,
+) -> PdfUploadResult:
+    """Upload a document's file as the raw body, whatever its type: a PDF, an Office file (DOCX,
+    PPTX, XLSX, ODT, ODP, ODS, RTF: converted to PDF by LibreOffice, then taken as a PDF), or
+    HTML, Markdown or plain text. The bytes decide the type (a PNG named report.docx is a 415
+    naming what it is); Content-Type may be the type's own or application/octet-stream. Size
+    limits per type: HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES,
+    HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes nothing (an Office file is
+    converted once per content). A conversion that fails, runs too long or needs too much memory
+    is a 422 saying which; a server without LibreOffice answers 415 for Office files."""
+    upload = await documents.upload_file(
+        document_id,
+        await request.body(),
+        filename=_base_name(filename),
+        media_type=request.headers.get("content-type"),
+        sha256=sha256,
+        chunk=chunk,
+        title=title,
+    )
+    return _upload_result(document_id, upload, highlights, response, background)
+
+
+def _base_name(filename: str | None) -> str | None:
+    """The name without any folder a client put in front of it (a Windows path too)."""
+    if filename is None:
+        return None
+    return PureWindowsPath(filename).name or None
+
+
+def _upload_result(
+    document_id: str,
+    upload: Upload,
+    highlights: HighlightsDep,
+    response: Response,
+    background: BackgroundTasks,
+) -> PdfUploadResult:
     result = PdfUploadResult(
         document_id=document_id,
         sha256=upload.facts.sha256,
@@ -155,6 +256,8 @@ async def put_document_pdf(
         page_count=upload.facts.page_count,
         title=upload.facts.title,
         newly_stored=upload.saved.newly_stored,
+        source_format=upload.origin.source_format,
+        original_name=upload.origin.original_name,
     )
     outcome = upload.document
     if outcome is None:
@@ -167,7 +270,11 @@ async def put_document_pdf(
     if outcome.changed:
         # As for a document PUT: the earlier content's highlights go, the new index is warmed.
         background.add_task(
-            highlights.document_changed, document.id, document.source_path, document.sha256
+            highlights.document_changed,
+            document.id,
+            document.source_path,
+            document.sha256,
+            document.source_format,
         )
     return result.model_copy(
         update={
@@ -257,6 +364,28 @@ async def get_document_pdf(
         filename=f"{document_id}.pdf",
         content_disposition_type="inline",
         headers=headers,
+    )
+
+
+@files.get(
+    "/{document_id}/text",
+    response_model=DocumentText,
+    responses=error_responses(404, 422, 503),
+)
+async def get_document_text(document_id: DocumentId, documents: DocumentsDep) -> DocumentText:
+    """The text the highlights' selectors index (TextQuoteSelector, TextPositionSelector), with
+    its blocks: what the viewer shows of a web or text source. With auth on, a bearer token or
+    the signature of the viewer's link."""
+    document, text, blocks = await document_text(
+        documents.session_factory, documents.storage, document_id
+    )
+    return DocumentText(
+        document_id=document.id,
+        title=shown_title(document.title, document.source_path, document.id),
+        source_format=SourceFormat(document.source_format),
+        sha256=document.sha256,
+        text=text,
+        blocks=[TextBlock(kind=b.kind, level=b.level, start=b.start, end=b.end) for b in blocks],
     )
 
 

@@ -46,18 +46,21 @@ Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
 @dataclass(frozen=True)
 class RawBody:
-    """A route's raw body: the one media type it takes and its limit, read off the settings."""
+    """A route's raw body: the media type it takes (and ``also``, others it takes as well: the
+    route then looks at the bytes themselves) and its limit, read off the settings."""
 
     media_type: str
     limit: Callable[[Settings], BodyLimit]
+    also: tuple[str, ...] = ()
 
     def check_media_type(self, request: Request) -> None:
         sent = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if sent != self.media_type:
+        if sent != self.media_type and sent not in self.also:
+            types = ", ".join((self.media_type, *self.also))
+            asked = f"one of {types}" if self.also else f"{types} (Content-Type: {types})"
             error = UnsupportedMediaType(
-                f"send the body as {self.media_type} (Content-Type: {self.media_type}); "
-                f"it was sent as {sent or 'no Content-Type'}",
-                details={"expected": self.media_type},
+                f"send the body as {asked}; it was sent as {sent or 'no Content-Type'}",
+                details={"expected": types},
             )
             # The body is never read, so the connection cannot carry another request.
             error.headers = {"Connection": "close"}

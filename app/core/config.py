@@ -141,6 +141,17 @@ class Settings(BaseSettings):
     storage_cache_dir: Path = Path("./var/storage-cache")
     # PUT /v2/documents/{id}/pdf larger than this gets a 413 before it is stored.
     max_pdf_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
+    # PUT /v2/documents/{id}/file and `ingest`: an Office file (DOCX, PPTX, XLSX, ODT, ODP,
+    # ODS, RTF) larger than this, or an HTML, Markdown or text file larger than max_text_bytes,
+    # gets a 413 (a PDF: max_pdf_bytes).
+    max_office_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    max_text_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # Office files are converted to PDF by LibreOffice (pdfs/convert.py): this program, each
+    # conversion stopped after office_timeout_s by the clock and limited to office_memory_mb of
+    # address space (and its PDF to max_pdf_bytes); as many at once as pdf_workers.
+    soffice_path: str = Field(default="soffice", min_length=1)
+    office_timeout_s: float = Field(default=120.0, gt=0)
+    office_memory_mb: int = Field(default=2048, ge=256)
 
     # Run the migrations when `serve` starts. Convenient on one machine; a deployment with
     # several replicas runs `highlight-service migrate` once per release (a Job or init

@@ -7,13 +7,14 @@ errors become HTTP.
      │    ├── InvalidUpload, UploadHashMismatch               (documents/errors.py)
      │    ├── InvalidSourcePath, UnreadablePdf                (pdfs/errors.py)
      │    ├── PdfTooComplex          code pdf_too_complex     (pdfs/errors.py)
+     │    ├── ConversionFailed, ConversionTimedOut, ConversionTooLarge  (pdfs/errors.py)
      │    └── BatchTooLarge, PageNotRendered                  (highlights/errors.py)
      ├── Unauthorized (401)          no or unknown bearer token
      │    ├── LinkExpired            code link_expired: a signed link past its time (core/errors.py)
      │    └── LinkInvalid            code link_invalid: altered or cut (core/errors.py)
      ├── Forbidden (403)             a read token used to write
      ├── NotFound (404)
-     │    ├── DocumentNotFound                                 (documents/errors.py)
+     │    ├── DocumentNotFound, NoPdf                          (documents/errors.py)
      │    ├── PdfMissing                                       (pdfs/errors.py)
      │    └── HighlightNotFound, PageNotFound                  (highlights/errors.py)
      ├── Conflict (409)
@@ -22,6 +23,7 @@ errors become HTTP.
      │    └── PdfChanged             code pdf_changed          (pdfs/errors.py)
      ├── PayloadTooLarge (413)
      ├── UnsupportedMediaType (415)  a raw body sent as another type than the route takes
+     │    └── ConverterMissing       an Office document, and no LibreOffice  (pdfs/errors.py)
      ├── RangeNotInFile (416)        code range_not_satisfiable (api/pdf_response.py)
      ├── Gone (410)
      │    └── HighlightOutdated      code pdf_changed: its document changed  (highlights/errors.py)
@@ -30,7 +32,8 @@ errors become HTTP.
      ├── StorageUnavailable (503)    code storage_unavailable, the PDFs' store (pdfs/errors.py)
      ├── DatabaseUnavailable (503)   the service's own database cannot be used
      └── Busy (503)                  every slot for a costly job (page previews) is taken
-          └── PdfWorkStalled         a PDF job outlasted its clock backstop (pdfs/errors.py)
+          ├── PdfWorkStalled         a PDF job outlasted its clock backstop (pdfs/errors.py)
+          └── ConversionBusy         every LibreOffice slot stayed taken      (pdfs/errors.py)
 
 A named subclass keeps its parent's status and code (the codes shown above excepted): the codes
 are the API's contract, the class names say where a case is raised. The domain errors live with

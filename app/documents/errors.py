@@ -12,6 +12,16 @@ class DocumentNotFound(NotFound):
         super().__init__(f"no document with id {document_id!r}")
 
 
+class NoPdf(NotFound):
+    """A web or text source has no PDF: its text is served instead."""
+
+    def __init__(self, document_id: str) -> None:
+        super().__init__(
+            f"document {document_id!r} is a web or text source and has no PDF; its text is at "
+            f"GET /v2/documents/{document_id}/text"
+        )
+
+
 class InvalidDocumentId(BadRequest):
     pass
 

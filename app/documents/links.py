@@ -59,6 +59,7 @@ class PdfLinks:
         highlight_ids: list[str],
         claims: Iterable[str] = (),
         supports: Sequence[str | None] = (),
+        text: bool = False,
     ) -> str:
         """The reference viewer with these highlights (signed like the PDF link when auth is on,
         so it opens in a reader's browser), showing the first VIEWER_CLAIMS ``claims`` above the
@@ -77,6 +78,8 @@ class PdfLinks:
             told = [v for _, v in shown if v] if all(v for _, v in shown) else []
         query = [
             ("document_id", document_id),
+            # A web or text source: the viewer shows its text (GET …/text), not a PDF.
+            *([("view", "text")] if text else []),
             *(("highlight", h) for h in highlight_ids),
             *(("claim", c) for c, _ in shown),
             *(("support", v) for v in told),
@@ -103,6 +106,11 @@ class PdfLinks:
         content."""
         signed = self.signed_query(document_id)
         return f"{self._pdf_path(document_id)}?sha256={sha256}{'&' + signed[1:] if signed else ''}"
+
+    def text(self, document_id: str) -> str:
+        """A web or text source's text (GET /v2/documents/{id}/text), signed like the PDF."""
+        path = f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/text"
+        return f"{path}{self.signed_query(document_id)}"
 
     def _pdf_path(self, document_id: str) -> str:
         return f"{self.base_url}/v2/documents/{quote(document_id, safe='')}/pdf"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
@@ -83,13 +85,40 @@ class DocumentOut(ResponseModel):
     chunks: list[ChunkOut]
 
 
+class TextBlock(ResponseModel):
+    kind: Literal["heading", "paragraph", "item", "quote", "code", "row"] = Field(
+        description="How the viewer shows it: a heading (level 1-6), a paragraph, a list item, "
+        "a block quote, preformatted text, or a table row (cells separated by a tab)."
+    )
+    level: int = Field(description="A heading's level, 1-6; 0 otherwise.")
+    start: int = Field(description="Code point offset of the block in text.")
+    end: int
+
+
+class DocumentText(ResponseModel):
+    """The text the highlights' selectors index: a web or text source's text (extracted from its
+    file: for HTML the text a browser shows, for Markdown the rendered text), or a PDF's chunk
+    texts; in both cases the chunks' texts joined by a blank line, in order."""
+
+    document_id: str
+    title: str
+    source_format: SourceFormat
+    sha256: str = Field(description="The document's content hash (pdf_sha256 of its highlights).")
+    text: str
+    blocks: list[TextBlock] = Field(
+        description="The text's blocks in order, none overlapping; blank lines between them. A "
+        "PDF's are its chunks."
+    )
+
+
 class DocumentUpsertResult(DocumentOut):
     created: bool
     changed: bool = Field(description="False when the request matched what was stored.")
 
 
 class PdfUploadResult(ResponseModel):
-    """A stored PDF upload; with ``chunk=true``, also the document made of it."""
+    """A stored PDF upload (or the PDF an Office file was converted to); with ``chunk=true``,
+    also the document made of it."""
 
     document_id: str
     sha256: str = Field(description="SHA-256 of the PDF's bytes (hex).")
@@ -104,6 +133,15 @@ class PdfUploadResult(ResponseModel):
     )
     newly_stored: bool = Field(
         description="False when the same content was already stored (nothing was rewritten)."
+    )
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf,
+        description="What the file was, from its bytes: pdf, or the Office format it was "
+        "converted to PDF from (sha256, source_path and page_count are then the PDF's).",
+    )
+    original_name: str | None = Field(
+        default=None,
+        description="The filename it was sent with (PUT …/file?filename=); null when none.",
     )
     created: bool | None = Field(
         default=None, description="chunk=true: whether the document was new."

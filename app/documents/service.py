@@ -1,6 +1,7 @@
 """Documents use cases: register a PDF with its chunks (over HTTP or from the CLI), take a PDF
-uploaded over HTTP (stored by its content, optionally chunked here as ``ingest`` does), read it
-back.
+uploaded over HTTP (stored by its content, optionally chunked here as ``ingest`` does), take any
+supported file by its content (``upload_file``, ``ingest``: an Office file converted to PDF
+first, text sources through ``text_sources.py``; ``sources.py``), read it back.
 
 Every write is one transaction; re-sending the same document is a no-op, also when two identical
 requests race (the loser of the race retries and finds the winner's rows unchanged).
@@ -9,34 +10,43 @@ requests race (the loser of the race retries and finds the winner's rows unchang
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.errors import AppError, NotFound
-from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX, ID_PATTERN
+from app.core.formats import TEXT, SourceFormat, family, sniff
 from app.db.session import in_transaction, transaction
 from app.documents import repository
 from app.documents.errors import (
     ChunkIdsTaken,
     DocumentNotFound,
     InvalidChunks,
-    InvalidDocumentId,
     InvalidUpload,
-    UploadHashMismatch,
+    NoPdf,
 )
 from app.documents.models import Chunk, Document
+from app.documents.pdf_files import (
+    PDF_HEADER_WITHIN,
+    checked_hash,
+    head_of,
+    ingest_id,
+    plan_ingest,
+    read_within,
+    store_upload,
+    title_needs_chunk,
+)
 from app.documents.schemas import ChunkIn, DocumentUpsert
-from app.pdfs.chunking import chunk_index
-from app.pdfs.errors import PdfChanged, PdfMissing, UnreadablePdf
+from app.documents.sources import Origin, SourceLimits, default_name
+from app.documents.text_sources import upload_text
+from app.pdfs.convert import OfficeConverter
+from app.pdfs.errors import ConverterMissing, PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import cached_index, index_or_refuse
-from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf, inspect_pdf
+from app.pdfs.indexing import index_or_refuse
+from app.pdfs.originals import converted_pdf
+from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import name_title, title_from_name
 
 log = logging.getLogger(__name__)
@@ -49,11 +59,6 @@ class UpsertOutcome:
     document: Document
     created: bool
     changed: bool
-
-
-def slugify(name: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
-    return slug[:DOCUMENT_ID_MAX] or "document"
 
 
 def _same_chunks(stored: list[Chunk], incoming: list[Chunk]) -> bool:
@@ -87,13 +92,14 @@ async def _put(
     document_id: str,
     body: DocumentUpsert,
     facts: PdfFacts | None = None,
+    origin: Origin | None = None,
 ) -> UpsertOutcome:
     if facts is None:
         facts = await asyncio.to_thread(storage.facts, body.source_path)
     _check_chunks(body.chunks, facts.page_count)
     return await in_transaction(
         session_factory,
-        lambda session: _upsert(session, storage, document_id, body, facts),
+        lambda session: _upsert(session, storage, document_id, body, facts, origin),
         attempts=WRITE_ATTEMPTS,
     )
 
@@ -104,6 +110,7 @@ async def _upsert(
     document_id: str,
     body: DocumentUpsert,
     facts: PdfFacts,
+    origin: Origin | None,
 ) -> UpsertOutcome:
     owners = await repository.chunk_owners(session, [c.id for c in body.chunks])
     foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
@@ -127,13 +134,28 @@ async def _upsert(
     if document is None:
         document = Document(id=document_id, created_at=datetime.now(UTC))
         session.add(document)
-    elif (document.title, document.source_path, document.sha256) == (
-        title,
-        source_path,
-        facts.sha256,
-    ) and _same_chunks(document.chunks, incoming):
+    if origin is None:
+        # A PUT names no file: the document keeps what it was made from while its PDF is the
+        # same content, and is a plain PDF once it is another.
+        same = document.sha256 == facts.sha256 if not created else False
+        origin = origin_of(document) if same else Origin()
+    if (
+        not created
+        and (
+            document.title,
+            document.source_path,
+            document.sha256,
+            origin_of(document),
+        )
+        == (title, source_path, facts.sha256, origin)
+        and _same_chunks(document.chunks, incoming)
+    ):
         return UpsertOutcome(document, created=False, changed=False)
 
+    document.source_format = origin.source_format.value
+    document.original_name = origin.original_name
+    document.original_sha256 = origin.original_sha256
+    document.original_path = origin.original_path
     document.title = title
     document.source_path = source_path
     document.sha256 = facts.sha256
@@ -145,115 +167,24 @@ async def _upsert(
     return UpsertOutcome(document, created=created, changed=True)
 
 
-@dataclass(frozen=True)
-class IngestPlan:
-    document_id: str
-    body: DocumentUpsert
-    facts: PdfFacts
-
-
-def plan_ingest(
-    storage: PdfStorage,
-    cache: IndexCache,
-    pdf_path: Path,
-    document_id: str | None,
-    title: str | None = None,
-) -> IngestPlan:
-    """Blocking: chunk a PDF from anywhere on disk and make sure the file lives under the root.
-    The bytes are read once, so the hash recorded is the hash of exactly what was chunked. The
-    chunks are cut from the text index (scanned pages read by OCR), which ``cache`` keeps for
-    the first highlight request."""
-    if not pdf_path.is_file():
-        raise NotFound(f"no such file: {pdf_path}")
-    doc_id = document_id or slugify(pdf_path.stem)
-    if not re.fullmatch(ID_PATTERN, doc_id) or len(doc_id) > DOCUMENT_ID_MAX:
-        raise InvalidDocumentId(
-            f"document id {doc_id!r} must be at most {DOCUMENT_ID_MAX} letters, digits, '.', '_', "
-            "':' or '-', starting with a letter or digit"
-        )
-    data = pdf_path.read_bytes()
-    facts = _inspect(storage, data, hashlib.sha256(data).hexdigest(), pdf_path.name)
-    chunks = _chunks_of(storage, cache, data, facts.sha256, pdf_path.name, doc_id)
-    relative = storage.relative(pdf_path) or storage.store_copy(data, facts.sha256)
-    # A title given by the caller wins over the PDF's metadata, which is empty when it was a
-    # word processor's placeholder ("Microsoft Word - draft3.docx"; pdfs/titles.py); then the
-    # file's name, "budget_2024.pdf" read as "budget 2024".
-    body = DocumentUpsert(
-        title=title or facts.title or title_from_name(pdf_path.name),
-        source_path=relative,
-        chunks=chunks,
+def origin_of(document: Document) -> Origin:
+    return Origin(
+        SourceFormat(document.source_format or SourceFormat.pdf),
+        document.original_name,
+        document.original_sha256,
+        document.original_path,
     )
-    return IngestPlan(doc_id, body, facts)
-
-
-def _inspect(storage: PdfStorage, data: bytes, sha256: str, name: str) -> PdfFacts:
-    """Blocking: page count and title, in the bounded PDF workers."""
-    page_count, title = storage.workers.run(inspect_pdf, data, name, name=name)
-    return PdfFacts(sha256, page_count, title)
-
-
-def _chunks_of(
-    storage: PdfStorage, cache: IndexCache, data: bytes, sha256: str, name: str, document_id: str
-) -> list[ChunkIn]:
-    """Blocking: the PDF split into chunks as ``ingest`` does, with ids made from the document's
-    (``<id>-c0000``, ...), refusing a PDF without text (no text layer, and OCR off or unable to
-    read it)."""
-    try:
-        index = cached_index(storage.workers, cache, lambda: data, sha256, name)
-        drafts = chunk_index(index)
-    except AppError:  # PdfTooComplex says what limit the file is over
-        raise
-    except Exception as exc:  # MuPDF's own errors on a damaged page: a reason, not a traceback
-        log.warning("cannot chunk %s", name, exc_info=True)
-        raise UnreadablePdf(f"{name} cannot be indexed ({type(exc).__name__}: {exc})") from exc
-    if not drafts:
-        how = "and OCR found no text in it" if cache.ocr is not None else "and OCR is off"
-        raise UnreadablePdf(f"{name} has no text layer to chunk {how} (docs/scanned-pdfs.md)")
-    # Room for the "-c0000" suffix within a chunk id.
-    prefix = document_id[: CHUNK_ID_MAX - 6]
-    return [
-        ChunkIn(
-            id=f"{prefix}-c{d.ordinal:04d}",
-            text=d.text,
-            page_start=d.page_start,
-            page_end=d.page_end,
-            ordinal=d.ordinal,
-        )
-        for d in drafts
-    ]
-
-
-# Readers take a %PDF- header anywhere in the first 1024 bytes (PDF Reference 1.7, Appendix H,
-# implementation note 13: some producers put other data first); so does the upload's check.
-PDF_HEADER_WITHIN = 1024
 
 
 @dataclass(frozen=True)
 class Upload:
-    """An uploaded PDF, stored; with ``chunk``, the document made of it too."""
+    """An uploaded PDF (or the PDF an Office file was converted to), stored; with ``chunk``, the
+    document made of it too; ``origin``, the file it was made from."""
 
     facts: PdfFacts
     saved: SavedPdf
     document: UpsertOutcome | None = None
-
-
-def _store_upload(
-    storage: PdfStorage,
-    cache: IndexCache,
-    data: bytes,
-    sha256: str,
-    name: str,
-    document_id: str,
-    chunk: bool,
-) -> tuple[PdfFacts, SavedPdf, list[ChunkIn]]:
-    """Blocking: inspect (and chunk) in the PDF workers, then store."""
-    facts = _inspect(storage, data, sha256, name)
-    chunks = _chunks_of(storage, cache, data, sha256, name, document_id) if chunk else []
-    return facts, storage.save(data, sha256), chunks
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    origin: Origin = Origin()
 
 
 @dataclass(frozen=True)
@@ -274,17 +205,27 @@ class DocumentService:
         session_factory: async_sessionmaker[AsyncSession],
         storage: PdfStorage,
         index_cache: IndexCache,
+        converter: OfficeConverter | None = None,
+        limits: SourceLimits | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.storage = storage
         self.index_cache = index_cache
+        # None: Office files are refused as if LibreOffice were not installed (415).
+        self.converter = converter
+        self.limits = limits or SourceLimits()
 
     async def put(
-        self, document_id: str, body: DocumentUpsert, facts: PdfFacts | None = None
+        self,
+        document_id: str,
+        body: DocumentUpsert,
+        facts: PdfFacts | None = None,
+        origin: Origin | None = None,
     ) -> UpsertOutcome:
         """Store a document and all its chunks in one transaction. ``facts`` are the PDF's hash
-        and page count when the caller already read them (ingest hashes the bytes it chunked)."""
-        return await _put(self.session_factory, self.storage, document_id, body, facts)
+        and page count when the caller already read them (ingest hashes the bytes it chunked);
+        ``origin`` the file it was made from (None: kept while the PDF is the same content)."""
+        return await _put(self.session_factory, self.storage, document_id, body, facts, origin)
 
     async def ingest(
         self, pdf_path: Path, document_id: str | None, title: str | None = None
@@ -292,7 +233,18 @@ class DocumentService:
         """A PDF from anywhere on disk, chunked here and stored with its chunks (``ingest``).
         Chunked from the text index, so a PDF that cannot be indexed is refused before anything
         is stored; the index is written to the caches the servers read (the shared disk cache
-        and the object store's index blobs), and scanned pages are read by OCR once, here."""
+        and the object store's index blobs), and scanned pages are read by OCR once, here.
+        Any other supported file (an Office file, a text source) is taken as ``upload_file``
+        takes it, with chunk=true."""
+        doc_id = ingest_id(pdf_path, document_id)
+        head = await asyncio.to_thread(head_of, pdf_path)
+        if b"%PDF-" not in head:
+            data = await asyncio.to_thread(read_within, pdf_path, self.limits.largest)
+            upload = await self.upload_file(
+                doc_id, data, filename=pdf_path.name, chunk=True, title=title
+            )
+            assert upload.document is not None  # chunk=True
+            return upload.document
         plan = await asyncio.to_thread(
             plan_ingest, self.storage, self.index_cache, pdf_path, document_id, title
         )
@@ -303,7 +255,8 @@ class DocumentService:
             plan.body.source_path,
             plan.facts.sha256,
         )
-        return await self.put(plan.document_id, plan.body, plan.facts)
+        origin = Origin(original_name=pdf_path.name)
+        return await self.put(plan.document_id, plan.body, plan.facts, origin)
 
     async def upload(
         self,
@@ -319,33 +272,95 @@ class DocumentService:
         bytes differ. ``chunk``: also split it as ``ingest`` does and put the document (its id's
         chunks replaced, as a document PUT does), in one call; a PDF that cannot be chunked is
         refused before anything is stored."""
-        name = f"{document_id}.pdf"
-        if title is not None and not chunk:
-            raise InvalidUpload(
-                "title is used only with chunk=true; without it, send the title with the document "
-                "(PUT /v2/documents/{id})"
-            )
+        title_needs_chunk(title, chunk)
         if not data:
             raise InvalidUpload("the request body is empty; send the PDF's bytes as the body")
         if b"%PDF-" not in data[: PDF_HEADER_WITHIN + 5]:
             raise UnreadablePdf("the body is not a PDF (no %PDF- header in its first 1024 bytes)")
-        actual = await asyncio.to_thread(_sha256, data)
-        if sha256 is not None and actual != sha256:
-            raise UploadHashMismatch(
-                f"the body hashes to sha256 {actual}, not {sha256} (the sha256 parameter): it was "
-                "damaged on the way or is another file; send it again",
-                details={"sha256": actual, "expected": sha256},
+        actual = await asyncio.to_thread(checked_hash, data, sha256)
+        name = f"{document_id}.pdf"
+        return await self._take_pdf(document_id, data, actual, name, chunk, title, document_id)
+
+    async def upload_file(
+        self,
+        document_id: str,
+        data: bytes,
+        *,
+        filename: str | None = None,
+        media_type: str | None = None,
+        sha256: str | None = None,
+        chunk: bool = False,
+        title: str | None = None,
+    ) -> Upload:
+        """Any supported file, taken by what its bytes are (``core/formats.sniff``; ``filename``
+        and ``media_type`` only tell Markdown from text): a PDF as ``upload`` takes it; an Office
+        file converted to PDF (once per original content, ``pdfs/originals.py``), then the same;
+        a text source by ``text_sources.upload_text``. Each family within its own size limit
+        (413). ``filename`` is recorded as the document's ``original_name``."""
+        title_needs_chunk(title, chunk)
+        fmt = sniff(data, filename, media_type)
+        name = filename or default_name(document_id, fmt)
+        self.limits.check(fmt, len(data), name)
+        actual = await asyncio.to_thread(checked_hash, data, sha256)
+        kind = family(fmt)
+        if kind == "text":
+            return await upload_text(
+                self, document_id, data, fmt, sha256=actual, filename=filename, chunk=chunk,
+                title=title,
+            )  # fmt: skip
+        fallback = title_from_name(filename) if filename else document_id
+        if kind == "pdf":
+            origin = Origin(original_name=filename)
+            return await self._take_pdf(
+                document_id, data, actual, name, chunk, title, fallback, origin
             )
+        if self.converter is None:
+            raise ConverterMissing(f"{name} is an Office document, and this service converts none")
+        converted = await asyncio.to_thread(
+            converted_pdf, self.storage, self.converter, data, actual, fmt.value, name
+        )
+        origin = Origin(fmt, filename, actual, converted.original_path)
+        return await self._take_pdf(
+            document_id,
+            converted.data,
+            converted.sha256,
+            name,
+            chunk,
+            title,
+            fallback,
+            origin,
+            newly_stored=converted.newly_stored,
+        )
+
+    async def _take_pdf(
+        self,
+        document_id: str,
+        data: bytes,
+        sha256: str,
+        name: str,
+        chunk: bool,
+        title: str | None,
+        fallback_title: str,
+        origin: Origin | None = None,
+        newly_stored: bool | None = None,
+    ) -> Upload:
+        """The PDF path of every upload: inspected (and chunked) in the PDF workers, stored by
+        its content, and with ``chunk`` the document put. ``origin`` None: the document keeps
+        what it was made from while its PDF stays the same content."""
         facts, saved, chunks = await asyncio.to_thread(
-            _store_upload, self.storage, self.index_cache, data, actual, name, document_id, chunk
+            store_upload, self.storage, self.index_cache, data, sha256, name, document_id, chunk
         )
+        if newly_stored is not None:  # the converted PDF was stored before it was inspected
+            saved = SavedPdf(saved.source_path, newly_stored)
         if not chunk:
-            return Upload(facts, saved)
+            return Upload(facts, saved, origin=origin or Origin())
         body = DocumentUpsert(
-            title=title or facts.title or document_id, source_path=saved.source_path, chunks=chunks
+            title=title or facts.title or fallback_title,
+            source_path=saved.source_path,
+            chunks=chunks,
         )
-        outcome = await self.put(document_id, body, facts)
-        return Upload(facts, saved, outcome)
+        outcome = await self.put(document_id, body, facts, origin)
+        return Upload(facts, saved, outcome, origin_of(outcome.document))
 
     async def get(self, document_id: str) -> Document:
         async with transaction(self.session_factory) as session:
@@ -362,6 +377,8 @@ class DocumentService:
             document = await repository.get_document_row(session, document_id)
         if document is None:
             raise DocumentNotFound(document_id)
+        if document.source_format in TEXT:
+            raise NoPdf(document_id)
         if pinned is not None and pinned != document.sha256:
             raise PdfChanged(
                 f"document {document_id!r} was re-ingested with other content since this link was "

@@ -30,7 +30,9 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 8  # 8: a CJK table's title and heading row are sentences of their own
+ANSWER_VERSION = 8  # 7: chunk text without page furniture, a line's words in order; locator:
+# "&" = "and", nearest pieces, table zigzags refused, repeated passages by their differing words;
+# 8: a CJK table's title and heading row are sentences of their own
 STABLE_REASONS = frozenset(
     {
         None,
@@ -63,6 +65,8 @@ def cache_key(
                 chunk.document_id,
                 chunk.document_title,
                 chunk.sha256,
+                chunk.source_format,
+                chunk.original_name,
             ]
             for cid, chunk in sorted(chunks.items())
         },  # fmt: skip

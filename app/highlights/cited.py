@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from app.core.formats import SourceFormat
 from app.highlights.locating import ChunkLocation, LocateJob
 from app.highlights.results import MESSAGES
 from app.highlights.schemas import (
@@ -54,6 +55,9 @@ class StoredChunk:
     sha256: str
     # When the document's content last changed: other chunks' texts weigh its words.
     updated_at: datetime | None = None
+    # What the document was made from (a SourceFormat value) and the name it was sent with.
+    source_format: str = "pdf"
+    original_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,8 @@ class CitedChunk:
             chunk_id=chunk.id,
             document_id=chunk.document_id,
             document_title=chunk.document_title,
+            source_format=SourceFormat(chunk.source_format),
+            original_name=chunk.original_name,
             status=status,
             reason=reason,
             message=message,

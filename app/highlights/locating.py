@@ -173,6 +173,32 @@ def _fraction(value: float, size: float) -> float:
     return round(min(1.0, max(0.0, value / size)), 5) if size > 0 else 0.0
 
 
+def locate_text(job: LocateJob) -> ChunkLocation:
+    """A web or text source's sentences: no PDF to place them on, so each is its span of the
+    chunk's text (its selectors, added later, place it in the document's text). Page 1, no
+    rectangles, page size 0, score 100 (the text is the source itself)."""
+    location = ChunkLocation()
+    for sentence in job.sentences:
+        location.highlights.append(
+            Highlight(
+                highlight_id=highlight_id(job, sentence, []),
+                sentence_id=sentence.index,
+                text=sentence.text,
+                display_text=" ".join(sentence.text.split()),
+                start=sentence.start,
+                end=sentence.end,
+                page=1,
+                page_width=0.0,
+                page_height=0.0,
+                score=100.0,
+                rects=[],
+                boxes=[],
+                normalized_rects=[],
+            )
+        )
+    return location
+
+
 def locate_chunks(
     storage: PdfStorage, cache: IndexCache, jobs: list[LocateJob], wait: IndexWait | None = None
 ) -> dict[str, ChunkLocation]:

@@ -51,6 +51,8 @@ _CHUNK_COLUMNS = (
     _document.c.source_path,
     _document.c.sha256,
     _document.c.updated_at,
+    _document.c.source_format,
+    _document.c.original_name,
 )
 # The reads of every batch (a result-cache hit is little else), built once with their values as
 # parameters: building a statement and coercing each id into it cost more CPU than the queries.
@@ -105,28 +107,32 @@ def stored_chunks(session: Session, chunk_ids: Sequence[str]) -> dict[str, Store
     if not chunk_ids:
         return {}
     rows = session.execute(_CHUNKS_BY_ID, {"ids": list(set(chunk_ids))})
-    return {row[0]: _shown(StoredChunk(*row)) for row in rows}
+    return {row[0]: _shown(StoredChunk(*tuple(row))) for row in rows}
 
 
 def _shown(chunk: StoredChunk) -> StoredChunk:
     """A document stored before placeholder titles were refused ("Microsoft Word - x.doc")
     shows its file's name instead (pdfs/titles.py)."""
-    title = shown_title(chunk.document_title, chunk.source_path, chunk.document_id)
+    named = chunk.original_name or chunk.source_path
+    title = shown_title(chunk.document_title, named, chunk.document_id)
     return chunk if title == chunk.document_title else replace(chunk, document_title=title)
 
 
-def document_texts(session: Session, document_ids: Collection[str]) -> dict[str, list[str]]:
-    """Every chunk text of each document, in order: what its term statistics are counted over."""
+def document_texts(
+    session: Session, document_ids: Collection[str]
+) -> dict[str, list[tuple[str, str]]]:
+    """Every chunk of each document, (id, text) in order: what its term statistics are counted
+    over, and its text (highlights/sources.py)."""
     if not document_ids:
         return {}
     rows = session.execute(
-        select(_chunk.c.document_id, _chunk.c.text)
+        select(_chunk.c.document_id, _chunk.c.id, _chunk.c.text)
         .where(_chunk.c.document_id.in_(set(document_ids)))
         .order_by(_chunk.c.document_id, _chunk.c.ordinal)
     )
-    texts: dict[str, list[str]] = {}
-    for document_id, text in rows:
-        texts.setdefault(document_id, []).append(text)
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for document_id, chunk_id, text in rows:
+        texts.setdefault(document_id, []).append((chunk_id, text))
     return texts
 
 

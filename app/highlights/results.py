@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from app.core.formats import TEXT
 from app.documents.links import PdfLinks
 from app.highlights.schemas import (
     CitationResult,
@@ -127,6 +128,7 @@ def pdf_links_of(result: CitationResult, links: PdfLinks) -> tuple[str | None, s
 def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
     if result.document_id is None or not result.highlights:
         return None
+    text = result.source_format in TEXT
     supports = (
         [c.support.value if c.support else None for c in result.claims]
         if result.claims
@@ -137,13 +139,18 @@ def viewer_link_of(result: CitationResult, links: PdfLinks) -> str | None:
         [h.highlight_id for h in result.highlights],
         [c.text for c in result.claims],
         supports,
+        text=text,
     )
 
 
 def with_links(response: HighlightBatchResponse, links: PdfLinks) -> HighlightBatchResponse:
     results = []
     for r in response.results:
+        viewer = viewer_link_of(r, links)
         pdf_url, link = pdf_links_of(r, links)
-        update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer_link_of(r, links)}
+        if r.document_id is not None and r.source_format in TEXT:
+            # No PDF: the link opens the viewer on the text (marked when there are highlights).
+            pdf_url, link = None, viewer or links.viewer(r.document_id, [], text=True)
+        update = {"pdf_url": pdf_url, "link": link, "viewer_link": viewer}
         results.append(r.model_copy(update=update))
     return response.model_copy(update={"results": results})

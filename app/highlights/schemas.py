@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,7 @@ from app.core.fields import (
     StorableText,
     VisibleText,
 )
+from app.core.formats import SourceFormat
 
 # Hard ceilings in the schema; Settings may set lower limits, enforced by the service.
 MAX_QUERY_CHARS = 4_000
@@ -125,6 +126,14 @@ class NormalizedRect(ResponseModel):
     y1: float = Field(ge=0, le=1)
 
 
+SOURCE_FORMAT = (
+    "pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF "
+    "from (the rectangles are on the converted PDF's pages), or html, markdown or text"
+)
+ORIGINAL_NAME = (
+    "The name of the file the document was made from (an Office file's, before conversion), "
+    "for showing beside the PDF; null when it was sent without one."
+)
 SUPPORT_SCORE = (
     "How much of what the citation is cited for the chunk shows, 0-1: by word overlap, the "
     "share of the claim's telling words and figures its highlighted sentences show (weighed by "
@@ -155,6 +164,32 @@ class Claim(ResponseModel):
         le=1,
         description=SUPPORT_SCORE,
     )
+
+
+class TextQuoteSelector(ResponseModel):
+    """W3C Web Annotation TextQuoteSelector (https://www.w3.org/TR/annotation-model/
+    #text-quote-selector) over the document's text (GET /v2/documents/{id}/text)."""
+
+    type: Literal["TextQuoteSelector"] = "TextQuoteSelector"
+    exact: str = Field(description="The highlighted text, as in the document's text.")
+    prefix: str = Field(
+        description="The text just before it: 32 characters, or more until prefix + exact + "
+        "suffix occurs once in the document's text (fewer at its start)."
+    )
+    suffix: str = Field(description="The text just after it, as long as the prefix.")
+
+
+class TextPositionSelector(ResponseModel):
+    """W3C Web Annotation TextPositionSelector (https://www.w3.org/TR/annotation-model/
+    #text-position-selector): Unicode code point offsets into the document's text, end
+    exclusive."""
+
+    type: Literal["TextPositionSelector"] = "TextPositionSelector"
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+Selector = Annotated[TextQuoteSelector | TextPositionSelector, Field(discriminator="type")]
 
 
 class Highlight(ResponseModel):
@@ -197,6 +232,19 @@ class Highlight(ResponseModel):
         "that draw a single block.",
     )
     normalized_rects: list[NormalizedRect]
+    selectors: list[Selector] = Field(
+        default_factory=list,
+        description="The sentence in the document's text (GET /v2/documents/{id}/text: a web "
+        "or text source's text, a PDF's chunk texts joined by a blank line in order) as W3C Web "
+        "Annotation selectors: a TextQuoteSelector, then a TextPositionSelector. Empty only "
+        "for a highlight stored before selectors existed, fetched by id.",
+    )
+    text_fragment: str | None = Field(
+        default=None,
+        description="For a web page (an HTML source): a URL text fragment "
+        "(#:~:text=prefix-,start,end,-suffix) to append to the page's own URL, which a browser "
+        "scrolls to and marks. Null for other sources.",
+    )
 
 
 class CitationResult(ResponseModel):
@@ -204,6 +252,16 @@ class CitationResult(ResponseModel):
     chunk_id: str
     document_id: str | None
     document_title: str | None = None
+    # Defaults so that answers cached before the fields existed still parse.
+    source_format: SourceFormat | None = Field(
+        default=None,
+        description="What the cited document was made from: "
+        + SOURCE_FORMAT
+        + "; null only for unknown chunks. A web or text source (html, markdown, text) has no "
+        "PDF: its highlights have no rectangles (page 1, page size 0), their selectors place "
+        "them in its text, pdf_url is null and link opens the viewer.",
+    )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
     status: CitationStatus
     reason: Reason | None = Field(
         description="Set whenever the citation is not highlighted, or was highlighted by the "
@@ -223,7 +281,8 @@ class CitationResult(ResponseModel):
     page_end: int | None = None
     link: str | None = Field(
         description="Plain PDF link at the best page (…/pdf#page=N), absolute when the service "
-        "has a public base URL; null only for unknown chunks."
+        "has a public base URL; for a web or text source, the viewer showing its text with the "
+        "highlights marked; null only for unknown chunks."
     )
     # A default only so that answers cached before the field existed still parse: links are
     # never cached, with_links fills this in on every answer.
@@ -235,7 +294,7 @@ class CitationResult(ResponseModel):
         "public base URL (HIGHLIGHT_PUBLIC_BASE_URL), then absolute. With auth on it carries "
         "a signature (expires, signature) that lets a browser GET it without a token until "
         "it expires (HIGHLIGHT_AUTH_LINK_TTL_S); ask again for a fresh one. Null "
-        "exactly when link is null (an unknown chunk).",
+        "when link is null (an unknown chunk) and for a web or text source, which has no PDF.",
     )
     claims: list[Claim] = Field(
         default_factory=list,
@@ -293,13 +352,24 @@ class StoredHighlightOut(ResponseModel):
     highlight_id: str
     document_id: str
     document_title: str
+    source_format: SourceFormat = Field(
+        default=SourceFormat.pdf,
+        description="What the document was made from: " + SOURCE_FORMAT + ".",
+    )
+    original_name: str | None = Field(default=None, description=ORIGINAL_NAME)
     chunk_id: str
     pdf_sha256: str = Field(
-        description="SHA-256 of the PDF content the rectangles belong to; the PDF at pdf_url is "
-        "served only while it is this content."
+        description="SHA-256 of the PDF content the rectangles belong to (of a web or text "
+        "source, of its stored text); the PDF at pdf_url is served only while it is this "
+        "content."
     )
-    pdf_url: str = Field(
+    pdf_url: str | None = Field(
         description="The document's PDF, pinned to pdf_sha256 (409 pdf_changed once the file "
-        "or the document changed), signed when auth is on."
+        "or the document changed), signed when auth is on; null for a web or text source."
+    )
+    text_url: str | None = Field(
+        default=None,
+        description="A web or text source's text with its block structure "
+        "(GET /v2/documents/{id}/text), signed when auth is on; null for a PDF.",
     )
     highlight: Highlight

@@ -13,9 +13,10 @@ from pathlib import PurePosixPath
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.errors import Busy
+from app.core.formats import TEXT, SourceFormat
 from app.db.session import transaction
 from app.documents import repository as documents
-from app.documents.errors import DocumentNotFound
+from app.documents.errors import DocumentNotFound, NoPdf
 from app.documents.links import PdfLinks
 from app.highlights import repository
 from app.highlights.cache import etag
@@ -27,6 +28,7 @@ from app.highlights.errors import (
 )
 from app.highlights.previews import render_page
 from app.highlights.schemas import Highlight, StoredHighlightOut
+from app.highlights.sources import SourceText, selected
 from app.pdfs.storage import PdfStorage
 from app.pdfs.titles import shown_title
 from app.pdfs.workers import PdfJobFailed
@@ -99,14 +101,28 @@ class StoredHighlights:
         # no longer the content they were made from though nobody re-ingested it, a conflict
         # that putting the file back (or re-ingesting) resolves.
         await asyncio.to_thread(self.storage.verify, document.source_path, document.sha256)
+        highlight = Highlight.model_validate_json(row.data)
+        if not highlight.selectors:
+            # Stored before selectors existed: computed now from the document's text.
+            async with transaction(self.session_factory) as session:
+                chunks = await session.run_sync(repository.document_texts, [document.id])
+            source = SourceText.of(chunks.get(document.id, []))
+            web = document.source_format == SourceFormat.html
+            highlight = await asyncio.to_thread(selected, highlight, source, row.chunk_id, web)
+        text = document.source_format in TEXT
         return StoredHighlightOut(
             highlight_id=row.id,
             document_id=document.id,
-            document_title=shown_title(document.title, document.source_path, document.id),
+            document_title=shown_title(
+                document.title, document.original_name or document.source_path, document.id
+            ),
+            source_format=SourceFormat(document.source_format),
+            original_name=document.original_name,
             chunk_id=row.chunk_id,
             pdf_sha256=row.document_sha256,
-            pdf_url=links.pinned_pdf(document.id, row.document_sha256),
-            highlight=Highlight.model_validate_json(row.data),
+            pdf_url=None if text else links.pinned_pdf(document.id, row.document_sha256),
+            text_url=links.text(document.id) if text else None,
+            highlight=highlight,
         )
 
     async def page_preview(
@@ -127,6 +143,8 @@ class StoredHighlights:
             rows = await repository.get_highlights(session, highlight_ids) if highlight_ids else []
         if document is None:
             raise DocumentNotFound(document_id)
+        if document.source_format in TEXT:
+            raise NoPdf(document_id)
         if not 1 <= page <= document.page_count:
             raise PageNotFound(document_id, page, document.page_count)
         current = (document.id, document.sha256)

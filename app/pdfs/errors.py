@@ -8,7 +8,15 @@ pickled back to the service, and pickling rebuilds an exception from its ``args`
 
 from __future__ import annotations
 
-from app.core.errors import AppError, BadRequest, Busy, Conflict, ErrorCode, NotFound
+from app.core.errors import (
+    AppError,
+    BadRequest,
+    Busy,
+    Conflict,
+    ErrorCode,
+    NotFound,
+    UnsupportedMediaType,
+)
 
 
 class InvalidSourcePath(BadRequest):
@@ -57,3 +65,29 @@ class StorageUnavailable(AppError):
     status_code = 503
     code = ErrorCode.storage_unavailable
     headers = {"Retry-After": "10"}
+
+
+class ConversionFailed(BadRequest):
+    """An Office document LibreOffice could not turn into a PDF (damaged, encrypted, not what
+    its content claims): the message says what to fix (``convert.py``)."""
+
+
+class ConversionTimedOut(BadRequest):
+    """An Office document whose conversion outlasted HIGHLIGHT_OFFICE_TIMEOUT_S."""
+
+
+class ConversionTooLarge(BadRequest):
+    """An Office document whose conversion needs more memory than HIGHLIGHT_OFFICE_MEMORY_MB, or
+    whose PDF would be larger than HIGHLIGHT_MAX_PDF_BYTES."""
+
+
+class ConversionBusy(Busy):
+    """Every LibreOffice slot stayed taken for a conversion's whole timeout: retry."""
+
+    headers = {"Retry-After": "10"}
+
+
+class ConverterMissing(UnsupportedMediaType):
+    """An Office document on a server without LibreOffice: a 415, not a 503, because this
+    deployment does not take the type at all and retrying changes nothing; the message says to
+    install it or to send a PDF."""

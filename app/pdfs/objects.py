@@ -216,6 +216,23 @@ class ObjectPdfStorage(PdfStorage):
             self._keep(data, sha256)
         return SavedPdf(key, newly_stored)
 
+    def read_record(self, key: str, max_bytes: int = 4096) -> bytes | None:
+        try:
+            return bytes(self._call(lambda: self.store.get(key).bytes()))[:max_bytes]
+        except _Absent:
+            return None
+        except _Unreachable as exc:
+            raise StorageUnavailable(f"{self.name} cannot be used: {exc}") from None
+
+    def put_record(self, key: str, data: bytes, *, replace: bool = False) -> bool:
+        try:
+            self.store.put(key, data, mode="overwrite" if replace else "create")
+        except AlreadyExistsError:
+            return False
+        except Exception as exc:
+            raise StorageUnavailable(f"{self.name} did not store it: {summary(exc)}") from None
+        return True
+
     def verify(self, source_path: str, sha256: str) -> Path:
         path, actual = self._copy_or_missing(source_path, expected=sha256)
         self._check(source_path, sha256, actual)

@@ -236,6 +236,37 @@ class PdfStorage:
         write_atomically(target, data)
         return SavedPdf(relative, newly_stored=True)
 
+    def read_record(self, key: str, max_bytes: int = 4096) -> bytes | None:
+        """Blocking: the start of a file this service wrote under the root (a conversion
+        record, ``originals.py``), or None when there is none."""
+        try:
+            with (self.root / key).open("rb") as handle:
+                return handle.read(max_bytes)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageUnavailable(f"the PDF folder cannot be read ({exc.strerror})") from None
+
+    def put_record(self, key: str, data: bytes, *, replace: bool = False) -> bool:
+        """Blocking: write ``data`` at ``key`` (a path this service names: ``originals.py``)
+        unless a file is there already (False); ``replace``: whatever is there. Create-only is
+        a hard link of a whole temporary file, so of two racing writers one wins, whole."""
+        target = self.root / key
+        if replace:
+            write_atomically(target, data)
+            return True
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = temp_file(target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.link(tmp, target)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
     def store_copy(self, data: bytes, sha256: str) -> str:
         """``save``, for callers that only need the path relative to the root."""
         return self.save(data, sha256).source_path

@@ -19,6 +19,8 @@ const citation = (status: CitationResult["status"], text: string): CitationResul
   citation_id: "1",
   document_id: "doc",
   document_title: "Doc",
+  source_format: "pdf",
+  original_name: null,
   link: "/v2/documents/doc/pdf#page=1",
   pdf_url: "/v2/documents/doc/pdf",
   viewer_link: null,

@@ -7,6 +7,8 @@
  * are real DOM text), fetches each highlight from GET /v2/highlights/{id}, draws every rect with
  * the frontend-contract helpers, scrolls to the first one, and shows failures in the page.
  * The toolbar (navigation.ts) moves between pages, zoom levels and highlights.
+ * A web or text source (`view=text`, or highlights with a text_url) has no PDF: its text is
+ * shown by its blocks with the sentences in <mark>s (text-view.ts), scrolled to the first.
  * `window.__viewer` tells a browser test when all that is done, and where the reader is.
  */
 import {
@@ -17,6 +19,7 @@ import {
 import { type HighlightResponse, highlightRects } from "../src/highlights.js";
 import { fitWidthScale, Navigator } from "./navigation.js";
 import { PageView } from "./page-view.js";
+import { type DocumentText, renderText } from "./text-view.js";
 
 // The legacy build runs in browsers a few years old too: a viewer link goes to any reader.
 // The worker and the wasm decoders pdf.js asks for at wasmUrl (openjpeg.wasm, jbig2.wasm) sit
@@ -34,6 +37,8 @@ export interface ViewerError {
 export interface ViewerState {
   /** "ready": the PDF is shown (some highlights may still have failed: see errors). */
   status: "loading" | "ready" | "error";
+  /** "text": a web or text source, shown as text with <mark>s (no pages, no rects). */
+  view: "pdf" | "text";
   documentId: string | null;
   /** The claims shown above the pages (the URL's `claim` parameters, in order). */
   claims: string[];
@@ -57,6 +62,8 @@ declare global {
       state: ViewerState;
       /** Every drawn rect, in document order. */
       rectElements: () => HTMLElement[];
+      /** A text source's <mark>s, in document order. */
+      markElements: () => HTMLElement[];
       /** The page the toolbar shows as "Page N of M" (0 until pages are shown). */
       readonly currentPage: number;
       /** CSS pixels per PDF point of the pages as laid out now (0 until pages are shown). */
@@ -78,6 +85,7 @@ const claimed = params.getAll("claim").map((claim, i) => ({
 }));
 const state: ViewerState = {
   status: "loading",
+  view: params.get("view") === "text" ? "text" : "pdf",
   documentId: params.get("document_id"),
   claims: claimed.filter((c) => c.claim.trim() !== "").map((c) => c.claim),
   supports:
@@ -94,6 +102,7 @@ window.__viewer = {
   ready: new Promise((resolve) => (markReady = resolve)),
   state,
   rectElements: () => [...document.querySelectorAll<HTMLElement>(".hl-rect")],
+  markElements: () => [...document.querySelectorAll<HTMLElement>("mark.hl-mark")],
   get currentPage() {
     return nav?.currentPage ?? 0;
   },
@@ -296,6 +305,12 @@ async function main(): Promise<void> {
     }
     return true;
   });
+  if (loaded.some((h) => h.text_url)) state.view = "text";
+  if (state.view === "text") {
+    state.highlights = loaded;
+    await showText(loaded[0]?.text_url ?? null);
+    return;
+  }
   // The highlights' own PDF link is pinned to the content their rectangles belong to: a file
   // replaced since is refused (409) rather than drawn on.
   const docUrl = state.documentId && `/v2/documents/${encodeURIComponent(state.documentId)}/pdf`;
@@ -340,6 +355,38 @@ async function main(): Promise<void> {
   // The pages with highlights are rendered before `ready`, so a test can read their words.
   await Promise.all([...withRects].map((n) => views[n - 1]?.render()));
   if (first) nav.goToHighlightId(first.highlight_id);
+  state.status = "ready";
+}
+
+/** A web or text source: its text by blocks, the highlights' sentences marked. */
+async function showText(textUrl: string | null): Promise<void> {
+  const id = state.documentId;
+  const url = textUrl ?? (id ? `/v2/documents/${encodeURIComponent(id)}/text` : null);
+  if (!url) {
+    fail(null, "not_found", "No highlight could be loaded, so there is no document.");
+    return;
+  }
+  let body: DocumentText;
+  try {
+    const response = await fetch(withAuth(url));
+    const json: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = (json as { error?: { code?: string } } | null)?.error;
+      const told = readerMessage(response.status, error?.code);
+      if (told) failOnce(...told);
+      else fail(null, `http_${response.status}`, "The document's text could not be loaded.");
+      return;
+    }
+    body = json as DocumentText;
+  } catch (error) {
+    fail(null, "network_error", `The document's text could not be loaded (${String(error)}).`);
+    return;
+  }
+  ui.title.textContent = state.highlights[0]?.document_title ?? body.title;
+  document.title = `${ui.title.textContent} – highlights`;
+  const marks = renderText(ui.pages, body, state.highlights);
+  state.pageCount = 1;
+  marks[0]?.scrollIntoView({ block: "center" });
   state.status = "ready";
 }
 

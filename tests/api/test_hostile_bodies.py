@@ -29,6 +29,7 @@ BODY_ROUTES = {
     ("POST", "/api/v1/v2/highlights/batch"),
     ("PUT", "/v2/documents/{document_id}"),
     ("PUT", "/v2/documents/{document_id}/pdf"),
+    ("PUT", "/v2/documents/{document_id}/file"),
 }
 
 

@@ -89,6 +89,8 @@ async def test_upload_then_the_documents_chunks_then_a_batch(
             "page_count": 1,
             "title": "Ferry timetable",
             "newly_stored": True,
+            "source_format": "pdf",
+            "original_name": None,
             "created": None,
             "changed": None,
             "chunks": None,

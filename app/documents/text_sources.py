@@ -1,0 +1,282 @@
+"""Web and text sources (HTML, Markdown, plain text): stored as text, chunked by paragraphs,
+highlighted in their text without a PDF.
+
+An upload keeps two files in the storage, each named by its content hash: the original bytes
+(``original_path``/``original_sha256``) and the document's text extracted from them
+(``source_path``/``sha256``, UTF-8; ``documents/text_extract.py``, deterministic from the bytes).
+The chunks are consecutive blocks of that text (paragraphs, headings, items, rows) of at most
+``CHUNK_CHARS`` characters, joined by the blank line that separates them in the text, so the
+chunks tile the text: ``text[source_start:source_end]`` is each chunk's text, and the text is
+the chunks' texts joined by a blank line (what the highlights' selectors index,
+``highlights/sources.py``). A text source has one page: ``page_count`` 1, every chunk on page 1.
+
+Text must be UTF-8 (a BOM is allowed): anything else is refused by ``sniff`` with a 422 saying
+to save it as UTF-8. The upload door (``DocumentService.upload_file``, ``ingest``) refuses a file
+over HIGHLIGHT_MAX_TEXT_BYTES (413) before it is read here: HTML is read at about 6 MB/s and
+Markdown at 4 MB/s on one core (bench/selectors_bench.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.core.errors import BadRequest
+from app.core.fields import CHUNK_ID_MAX
+from app.core.formats import TEXT, SourceFormat
+from app.db.session import in_transaction, transaction
+from app.documents import repository
+from app.documents.errors import ChunkIdsTaken, DocumentNotFound
+from app.documents.models import Chunk, Document
+from app.documents.text_extract import (
+    SEPARATOR,
+    PlacedBlock,
+    SourceDocument,
+    html_to_text,
+    markdown_to_text,
+    plain_to_text,
+)
+from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
+from app.pdfs.titles import title_from_name
+
+if TYPE_CHECKING:
+    from app.documents.service import DocumentService, Upload
+
+log = logging.getLogger(__name__)
+# Blocks are put together into chunks up to this size (ingest's PDF chunks are as large).
+CHUNK_CHARS = 1_600
+WRITE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    id: str
+    ordinal: int
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TextUpload:
+    document: Document
+    created: bool
+    changed: bool
+    saved: SavedPdf  # the stored text, the document's source_path (newly_stored: new bytes)
+    original: SavedPdf  # the stored original
+    source: SourceDocument
+
+
+def extract(data: bytes, fmt: SourceFormat) -> SourceDocument:
+    """The document's text of a web or text source's bytes (UTF-8, sniffed before)."""
+    if fmt not in TEXT:
+        raise ValueError(f"{fmt} is not a text source")
+    try:
+        decoded = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(
+            f"the text is not UTF-8 (byte {exc.start} cannot be read): save it as UTF-8 and "
+            "upload it again",
+            details={"offset": exc.start},
+        ) from exc
+    if fmt is SourceFormat.html:
+        return html_to_text(decoded)
+    if fmt is SourceFormat.markdown:
+        return markdown_to_text(decoded)
+    return plain_to_text(decoded)
+
+
+def chunk_source(source: SourceDocument, document_id: str) -> list[TextChunk]:
+    """Consecutive blocks up to ``CHUNK_CHARS`` (a longer block alone); a heading starts a new
+    chunk, so a section's heading is read with its first paragraph."""
+    prefix = document_id[: CHUNK_ID_MAX - 6]
+    spans: list[tuple[int, int]] = []
+    only_headings = False  # the current chunk holds headings alone (a title over a subtitle)
+    for block in source.blocks:
+        heading = block.kind == "heading"
+        if spans and (not heading or only_headings) and block.end - spans[-1][0] <= CHUNK_CHARS:
+            spans[-1] = (spans[-1][0], block.end)
+            only_headings = only_headings and heading
+            continue
+        spans.append((block.start, block.end))
+        only_headings = heading
+    return [
+        TextChunk(f"{prefix}-c{i:04d}", i, source.text[start:end], start, end)
+        for i, (start, end) in enumerate(spans)
+    ]
+
+
+def _stored(storage: PdfStorage, data: bytes) -> tuple[SavedPdf, str]:
+    sha256 = hashlib.sha256(data).hexdigest()
+    return storage.save(data, sha256), sha256
+
+
+def _store(
+    storage: PdfStorage, data: bytes, fmt: SourceFormat
+) -> tuple[SourceDocument, SavedPdf, str, SavedPdf, str]:
+    """Blocking: extract, then store the original and the text, each by its content."""
+    source = extract(data, fmt)
+    if not source.text.strip():
+        raise BadRequest(f"the {fmt.value} file has no text to highlight")
+    original, original_sha = _stored(storage, data)
+    text, text_sha = _stored(storage, source.text.encode("utf-8"))
+    return source, original, original_sha, text, text_sha
+
+
+async def store_text(
+    session_factory: async_sessionmaker[AsyncSession],
+    storage: PdfStorage,
+    document_id: str,
+    data: bytes,
+    fmt: SourceFormat,
+    *,
+    original_name: str | None = None,
+    title: str | None = None,
+) -> TextUpload:
+    """Store a web or text source and put its document and chunks (replacing the id's chunks,
+    as a document PUT does), in one transaction. The same bytes again change nothing."""
+    source, original, original_sha, text, text_sha = await asyncio.to_thread(
+        _store, storage, data, fmt
+    )
+    chunks = chunk_source(source, document_id)
+    shown = (
+        title
+        or source.title
+        or (title_from_name(original_name) if original_name else "")
+        or document_id
+    )[:500]
+
+    async def write(session: AsyncSession) -> tuple[Document, bool, bool]:
+        owners = await repository.chunk_owners(session, [c.id for c in chunks])
+        foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
+        if foreign:
+            raise ChunkIdsTaken(foreign)
+        document = await repository.get_document(session, document_id)
+        facts = (shown, text.source_path, text_sha, fmt.value, original_name, original_sha)
+        incoming = [(c.id, c.ordinal, c.text, c.start, c.end) for c in chunks]
+        if document is not None:
+            known = (
+                document.title,
+                document.source_path,
+                document.sha256,
+                document.source_format,
+                document.original_name,
+                document.original_sha256,
+            )
+            stored = sorted(
+                (c.id, c.ordinal, c.text, c.source_start, c.source_end) for c in document.chunks
+            )
+            if known == facts and stored == incoming:
+                return document, False, False
+        created = document is None
+        if document is None:
+            document = Document(id=document_id, created_at=datetime.now(UTC))
+            session.add(document)
+        document.title = shown
+        document.source_path = text.source_path
+        document.sha256 = text_sha
+        document.page_count = 1
+        document.source_format = fmt.value
+        document.original_name = original_name
+        document.original_sha256 = original_sha
+        document.original_path = original.source_path
+        document.updated_at = datetime.now(UTC)
+        await session.flush()
+        rows = [
+            Chunk(
+                id=c.id,
+                document_id=document_id,
+                ordinal=c.ordinal,
+                text=c.text,
+                page_start=1,
+                page_end=1,
+                source_start=c.start,
+                source_end=c.end,
+            )
+            for c in chunks
+        ]
+        await repository.replace_chunks(session, document, rows)
+        await session.refresh(document, ["chunks"])
+        return document, created, True
+
+    document, created, changed = await in_transaction(
+        session_factory, write, attempts=WRITE_ATTEMPTS
+    )
+    return TextUpload(document, created, changed, text, original, source)
+
+
+async def upload_text(
+    documents: DocumentService,
+    document_id: str,
+    data: bytes,
+    fmt: SourceFormat,
+    *,
+    sha256: str | None = None,
+    filename: str | None = None,
+    chunk: bool = True,
+    title: str | None = None,
+) -> Upload:
+    """The upload door's seam (``PUT /v2/documents/{id}/file``, ``ingest``): a web or text
+    source stored and its document put. It is always chunked (``chunk`` has no other meaning
+    here: its text is only ever highlighted through its own chunks); ``sha256`` is the
+    caller's hash of ``data``, unused (the original is hashed as it is stored)."""
+    # The service calls this module: its names are imported when used.
+    from app.documents.service import Upload, UpsertOutcome, origin_of
+
+    del sha256, chunk
+    stored = await store_text(
+        documents.session_factory,
+        documents.storage,
+        document_id,
+        data,
+        fmt,
+        original_name=filename,
+        title=title,
+    )
+    document = stored.document
+    facts = PdfFacts(document.sha256, document.page_count, document.title)
+    outcome = UpsertOutcome(document, stored.created, stored.changed)
+    return Upload(facts, stored.saved, outcome, origin_of(document))
+
+
+def joined(chunks: list[TextChunk]) -> str:
+    """The document's text again from its chunks (the invariant the selectors rely on)."""
+    return SEPARATOR.join(c.text for c in chunks)
+
+
+def _blocks(storage: PdfStorage, document: Document, text: str) -> list[PlacedBlock]:
+    """Blocking: a text source's blocks, extracted again from its original (deterministic);
+    its chunks as paragraphs when that is not the text they make (an upstream re-chunked it)
+    or the original cannot be read (the text is still served: a viewer shows it plain)."""
+    spans, at = [], 0
+    for chunk in document.chunks:
+        spans.append(PlacedBlock("paragraph", 0, at, at + len(chunk.text)))
+        at += len(chunk.text) + len(SEPARATOR)
+    fmt = SourceFormat(document.source_format)
+    if fmt not in TEXT or not document.original_path or not document.original_sha256:
+        return spans
+    try:
+        data = storage.read_verified(document.original_path, document.original_sha256)
+        source = extract(data, fmt)
+    except Exception:  # missing, changed or unreadable: the chunks still show the text
+        log.warning("cannot read the original of %s again", document.id, exc_info=True)
+        return spans
+    return list(source.blocks) if source.text == text else spans
+
+
+async def document_text(
+    session_factory: async_sessionmaker[AsyncSession], storage: PdfStorage, document_id: str
+) -> tuple[Document, str, list[PlacedBlock]]:
+    """A document's text (its chunks joined by a blank line) and its blocks."""
+    async with transaction(session_factory) as session:
+        document = await repository.get_document(session, document_id)
+    if document is None:
+        raise DocumentNotFound(document_id)
+    text = SEPARATOR.join(c.text for c in document.chunks)
+    return document, text, await asyncio.to_thread(_blocks, storage, document, text)
