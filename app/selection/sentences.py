@@ -3,11 +3,13 @@
 English and French use "." "!" "?" "…" followed by white space; Chinese and Japanese use the
 full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") and numbers
 ("10.5") do not end a sentence. Blank lines do (but one inside CJK text that stops mid-sentence
-is a printed line's end, not a paragraph's), and so does a bullet glyph after white
-space: PDF text joins a list's items on one line ("... of 77%; • Same-store net revenues ..."),
-and an item is what a reader, or a model, picks. A table's rows are sentences of their own
-(``app.selection.rows``), and very long runs without punctuation that are not tables (lists
-pulled out of a PDF) are cut at line breaks, so a model can pick a row.
+is a printed line's end, not a paragraph's, unless the line before is a title or a row of column
+headings: ``_cjk_heading``), and so does a single line break inside CJK text after such a title
+or heading row: a table's title and headings are not its first row's sentence. A bullet glyph
+after white space ends one too: PDF text joins a list's items on one line ("... of 77%; •
+Same-store net revenues ..."), and an item is what a reader, or a model, picks. A table's rows
+are sentences of their own (``app.selection.rows``), and very long runs without punctuation that
+are not tables (lists pulled out of a PDF) are cut at line breaks, so a model can pick a row.
 """
 
 from __future__ import annotations
@@ -43,11 +45,24 @@ _LATIN_END = re.compile(
 )
 _CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(_CLOSERS) + r"]*")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*+\n\s*")
+# A line break inside CJK text: one at an ideograph on both sides is a candidate cut (only after
+# a title or a heading row, ``_cjk_heading``). Blank lines are _BLANK_LINE's.
+_CJK_LINE_BREAK = re.compile(f"(?<=[{CJK_RANGES}])[ \t\r\f\v]*+\n(?=[ \t]*+[{CJK_RANGES}])")
 # Bullets as PDFs carry them, Word's private-use Symbol-font glyphs (U+F0B7, U+F0A7) included;
 # not "-" or "*", which are as often a minus, a dash or a footnote mark.
 _BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
 # A CJK line that ends on these has not ended its sentence; one that starts on these goes on.
 _CJK_WRAP_END = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
+# A printed line that wraps is about as wide as the next one (or wider: a paragraph's last line);
+# a line this much narrower than the next is a title or a heading above a wider block.
+HEADING_WIDTH = 0.8
+# Column headings set letter-spaced ("修 正 條 文 現 行 條 文 說 明") or as short words ("項目
+# 金額 說明"): at least three cells of one or two ideographs or kana, and nothing else on the
+# line. Not hangul: Korean puts spaces between words, and short words make such a line.
+_HEADING_CELL = "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,2}"
+_HEADING_ROW = re.compile(
+    f"[ \t\u3000]*+(?:{_HEADING_CELL}[ \t\u3000]++){{2,}}{_HEADING_CELL}[ \t\u3000]*+"
+)
 _WORD_CHAR = re.compile(r"[\w.]")
 LONG_SEGMENT = 400
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,5})[.)]")
@@ -84,13 +99,53 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return len(word) == 1 and text[dot - 1].isupper()
 
 
+def _line_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The line that ends at ``start`` and the one that starts at ``end``. Each costs its own
+    length, and a line is read at most as the one after one break and before the next."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return text[line_start:start], text[end : len(text) if line_end < 0 else line_end]
+
+
+def _cjk_heading(before: str, after: str) -> bool:
+    """Is the break between CJK lines ``before`` and ``after`` the end of a title or a row of
+    column headings, not a printed line's wrap? A heading row, on either side, is a row of
+    cells; a line much narrower than the one after it stopped early (a wrapped line runs to the
+    column's edge), so it is a title over a wider block: a table's first row, a paragraph."""
+    if _HEADING_ROW.fullmatch(before) or _HEADING_ROW.fullmatch(after):
+        return True
+    return _width(before) < HEADING_WIDTH * _width(after)
+
+
+def _width(line: str) -> int:
+    """A line's printed width in half-width cells: CJK characters and full-width forms take
+    two, so a full line holding figures or Latin words is not taken for a wider one."""
+    line = line.strip()
+    return len(line) + len(CJK_TEXT.findall(line))
+
+
 def _cjk_wrap(text: str, blank: re.Match[str]) -> bool:
     """A blank line between CJK text that stops mid-sentence (on a character or a comma) and
     goes on: a printed line's end, as chunkers that keep every line a paragraph store it, not
-    a paragraph's. Cut there, a sentence loses its words' halves ("資遣" | "費")."""
+    a paragraph's. Cut there, a sentence loses its words' halves ("資遣" | "費"). A comma is
+    mid-clause whatever the lines' widths; an ideograph ends a title or a heading row when
+    ``_cjk_heading`` says so."""
     before = text[blank.start() - 1] if blank.start() else ""
     after = text[blank.end()] if blank.end() < len(text) else ""
-    return bool(before and after and _CJK_WRAP_END.match(before) and CJK_TEXT.match(after))
+    if not (before and after and _CJK_WRAP_END.match(before) and CJK_TEXT.match(after)):
+        return False
+    if before in "\uff0c\u3001":
+        return True
+    return not _cjk_heading(*_line_around(text, blank.start(), blank.end()))
+
+
+def _cjk_line_cuts(text: str) -> Iterator[int]:
+    """Single line breaks inside CJK text after a title or a heading row. Chunkers join a CJK
+    paragraph's printed lines with nothing or with a line break, and a table's rows with a
+    line break: a break after a narrow line or a heading row starts the block under it."""
+    for match in _CJK_LINE_BREAK.finditer(text):
+        if _cjk_heading(*_line_around(text, match.start(), match.end())):
+            yield match.start()
 
 
 def _latin_ends(text: str) -> Iterator[int]:
@@ -113,6 +168,7 @@ def _boundaries(text: str) -> Iterator[int]:
         _latin_ends(text),
         (m.end() for m in _CJK_END.finditer(text)),
         (m.start() for m in _BLANK_LINE.finditer(text) if not _cjk_wrap(text, m)),
+        _cjk_line_cuts(text),
         (m.start() for m in _BULLET.finditer(text)),
     )
     previous = 0
