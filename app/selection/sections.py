@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from app.core.scripts import CJK
+
 MAX_HEADING_TERMS = 10
 _CLOSERS = "\"'\u201d\u2019\u00bb)]}\u300d\u300f\uff09\u3011 "
 _ENDINGS = ".!?;,\u2026\u3002\uff01\uff1f\uff1b\uff0c"
@@ -36,9 +38,12 @@ class Line:
 
 def is_heading(line: Line) -> bool:
     stripped = line.text.rstrip(_CLOSERS)
+    # CJK text is read in character bigrams, about two to a word: a CJK title of ten words
+    # ("勞動基準法第二十八條條文修正草案對照表") holds some twenty terms.
+    most = 2 * MAX_HEADING_TERMS if CJK.search(line.text) else MAX_HEADING_TERMS
     return (
         bool(line.terms)
-        and len(line.terms) <= MAX_HEADING_TERMS
+        and len(line.terms) <= most
         and not line.figures
         and not stripped.endswith(tuple(_ENDINGS))
     )

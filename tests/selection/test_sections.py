@@ -38,3 +38,14 @@ def test_a_heading_run_gives_its_terms_to_the_lines_below_until_the_next_heading
     assert context[0] == set()
     assert context[3] == context[4] == read("Segment EBITDA (In thousands)", "english").terms
     assert context[6] == read("Online Channel", "english").terms
+
+
+def test_a_cjk_title_of_some_ten_words_is_a_heading() -> None:
+    # Read in character bigrams, the bill's table title holds 18 terms: counted as English
+    # words it was no heading, and once it was its own sentence the selector chose it alone.
+    title = Line(
+        "勞動基準法第二十八條條文修正草案對照表", *read("勞動基準法第二十八條條文修正草案對照表")
+    )
+    assert is_heading(title)
+    row = "第二十八條 雇主因歇業、清算或宣告破產，勞工本於勞動契約所生之工資有優先受清償之權利。"
+    assert not is_heading(Line(row, *read(row)))
