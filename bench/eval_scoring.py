@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,10 @@ class Outcome:
     ms: float
     score: float
     matched: str
+    # For a non-hit: where the quote's skeleton is contiguous in PyMuPDF's text ("drawing x1",
+    # "reading x2", "neither"). "neither" is a passage poppler reads in an order PyMuPDF's
+    # drawing order and the column reading both break (table labels read down, then a header).
+    order: str = ""
 
 
 def rates(outcomes: list[Outcome], attr: str = "verdict") -> dict[str, Any]:
@@ -154,6 +158,7 @@ def report(
             "quote": o.quote.text,
             "matched": o.matched,
             "truth_pages": sorted({w.page for w in o.quote.words}),
+            "order": o.order,
         }
         for o in outcomes
         if o.verdict not in ("hit", "ok")
@@ -176,9 +181,12 @@ def print_misses(failures: list[dict[str, Any]], kinds: str) -> None:
     order = {"wrong_place": 0, "false_positive": 1, "partial": 2, "miss": 3}
     chosen.sort(key=lambda f: (order.get(f["verdict"], 9), f["kind"], f["doc"]))
     print(f"\nNon-hits ({kinds}): {len(chosen)}")
+    orders = Counter(f.get("order", "").split(" ")[0] for f in chosen)
+    print(f"    quote's text contiguous in: {dict(sorted(orders.items()))}")
     for f in chosen:
         how = f"/{f['perturbation']}" if f["perturbation"] else ""
-        print(f"[{f['verdict']}] {f['kind']}{how} {f['doc']} pages {f['truth_pages']}")
+        where = f" (text in {f['order']})" if f.get("order") else ""
+        print(f"[{f['verdict']}] {f['kind']}{how} {f['doc']} pages {f['truth_pages']}{where}")
         print(f"    quote:    {f['quote'][:240]!r}")
         if f["matched"]:
             print(f"    returned: {f['matched'][:240]!r} (score {f['score']})")

@@ -47,6 +47,7 @@ from gen_irs import make_columns, make_repeated
 
 from app.alignment.index import DocumentIndex
 from app.alignment.locate import ChunkHint, LocateResult, locate
+from app.alignment.text import normalize_text
 from app.pdfs.extract import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,6 +88,21 @@ def generated(folder: Path, per_kind: int, seed: int) -> dict[str, tuple[list[Wo
     return out
 
 
+def text_order(index: DocumentIndex, quote: Quote) -> str:
+    """Where a non-hit's text is contiguous: PyMuPDF's drawing order, the column reading (with
+    how many copies each), or neither: then poppler reads the passage in an order the locator
+    never sees, and finding it would mean stitching pieces (most clean misses are such)."""
+    skeleton = normalize_text(quote.text)
+    # Only quotes printed as the PDF has them: an edited or elided one is contiguous nowhere.
+    if not skeleton or quote.kind not in ("clean", "repeated", "table", "columns"):
+        return ""
+    drawn = index.norm.text.count(skeleton)
+    read = index.readings.norm.text.count(skeleton) if index.readings is not None else 0
+    if drawn:
+        return f"drawing x{drawn}"
+    return f"reading x{read}" if read else "neither"
+
+
 def run_doc(
     pdf: Path,
     index: DocumentIndex,
@@ -108,7 +124,10 @@ def run_doc(
             ms = (time.perf_counter() - t0) * 1000
             base = judge(quote, baseline(pages, quote.text), by_page) if with_baseline else "n/a"
             verdict = judge(quote, result_rects(result), by_page)
-            outcomes.append(Outcome(quote, verdict, base, ms, result.score, result.matched_text))
+            order = text_order(index, quote) if verdict not in ("hit", "ok") else ""
+            outcomes.append(
+                Outcome(quote, verdict, base, ms, result.score, result.matched_text, order)
+            )
     return outcomes
 
 
