@@ -39,6 +39,8 @@ Conversions run at most ``slots`` at a time (the PDF workers' count): each is a 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -48,6 +50,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +94,16 @@ _LAST_VERSION = (
     '<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" '
     'oor:op="fuse"><value>{}</value></prop></item>\n'
 )
+# A profile's settings file before LibreOffice has written one.
+_EMPTY_XCU = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<oor:items xmlns:oor="http://openoffice.org/2001/registry" '
+    'xmlns:xs="http://www.w3.org/2001/XMLSchema" '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
+    "</oor:items>\n"
+)
+# How long the processes of a killed conversion are waited for to be reaped.
+_REAP_S = 5.0
 # The smallest file-size limit a conversion gets, whatever the PDF's cap.
 _MIN_FILE_LIMIT = 256 * 1024 * 1024
 # A document for the template's first start.
@@ -115,14 +130,50 @@ class OfficeConverter:
         self.limits = limits
         self._slots = threading.BoundedSemaphore(limits.slots)
         self._lock = threading.Lock()
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         # Held while the template is made (a LibreOffice start); _lock guards the rest.
         self._template_lock = threading.Lock()
         self._template: Path | None = None
+        self._template_failed = False
         self._isolate: bool | None = None if limits.isolate_network is None else False
 
     def available(self) -> str | None:
         """The converter's path, or None when it is not installed."""
         return shutil.which(self.limits.soffice)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, name: str) -> AsyncIterator[None]:
+        """Wait for a conversion slot on the event loop, before going to a thread: a thread
+        blocked on the slots would hold one of the default executor's few threads (6 on 2
+        cores) for up to the timeout, and starve every other blocking call (batches,
+        /readyz). ``ConversionBusy`` when none frees within the timeout."""
+        gate = self._gate()
+        try:
+            await asyncio.wait_for(gate.acquire(), self.limits.timeout_s)
+        except TimeoutError:
+            raise self._busy(name) from None
+        try:
+            yield
+        finally:
+            gate.release()
+
+    def _gate(self) -> asyncio.Semaphore:
+        # One per event loop (a semaphore belongs to the loop it first waits on; tests run
+        # several loops).
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            gate = self._gates.get(loop)
+            if gate is None:
+                gate = self._gates[loop] = asyncio.Semaphore(self.limits.slots)
+            return gate
+
+    def _busy(self, name: str) -> ConversionBusy:
+        return ConversionBusy(
+            f"{name} could not be converted now: every LibreOffice slot stayed taken for "
+            f"{self.limits.timeout_s:g} s; try again shortly"
+        )
 
     def convert(self, data: bytes, extension: str, name: str) -> bytes:
         """The PDF LibreOffice makes of ``data`` (a file of type ``extension``). ``name`` (the
@@ -138,11 +189,10 @@ class OfficeConverter:
                 "libreoffice-writer-nogui, libreoffice-impress-nogui and "
                 "libreoffice-calc-nogui, or send the document as a PDF"
             )
+        # Callers on an event loop have waited in ``slot`` already, so this is free for them;
+        # it still bounds callers from threads (and several loops) together.
         if not self._slots.acquire(timeout=self.limits.timeout_s):
-            raise ConversionBusy(
-                f"{name} could not be converted now: every LibreOffice slot stayed taken for "
-                f"{self.limits.timeout_s:g} s; try again shortly"
-            )
+            raise self._busy(name)
         try:
             template = self._template_profile(program)
             return self._run(program, template, data, extension, name)
@@ -165,6 +215,9 @@ class OfficeConverter:
             profile = root / "profile"
             if template is not None:
                 shutil.copytree(template, profile, symlinks=True)
+            # Into every profile, the template's copies too: without a template (its start
+            # failed) a conversion would otherwise run with macros and links at their defaults.
+            _write_settings(profile)
             source = root / "in" / f"source.{extension}"
             source.parent.mkdir()
             source.write_bytes(data)
@@ -225,6 +278,7 @@ class OfficeConverter:
         finally:
             # soffice.bin may outlive the script that started it.
             _kill_group(process.pid)
+            _reap_group(process.pid)
         return process.returncode, errors.read_bytes()[-2000:].decode("utf-8", "replace")
 
     def _result(self, pdf: Path, returncode: int, stderr: str, name: str) -> bytes:
@@ -275,7 +329,7 @@ class OfficeConverter:
         """The profile copied for each conversion, made by one LibreOffice start (None when
         that failed: each conversion then starts with an empty profile, slower but working)."""
         with self._template_lock:
-            if self._template is not None:
+            if self._template is not None or self._template_failed:
                 return self._template
             folder = Path(tempfile.mkdtemp(prefix="highlight-office-template-"))
             profile = folder / "profile"
@@ -284,6 +338,9 @@ class OfficeConverter:
             except Exception:
                 log.warning("could not prepare a LibreOffice profile", exc_info=True)
                 shutil.rmtree(folder, ignore_errors=True)
+                # Not tried again: each try is a LibreOffice start, per conversion, that would
+                # likely fail the same way.
+                self._template_failed = True
                 return None
             self._template = profile
             return profile
@@ -293,14 +350,27 @@ class OfficeConverter:
             root = Path(work)
             source = root / "source.rtf"
             source.write_bytes(_TINY_RTF)
+            _write_settings(profile)
             self._soffice(program, profile, source, root / "out", root, "a test document")
             version = _version(program, root)
         settings = profile / "user" / "registrymodifications.xcu"
-        text = settings.read_text("utf-8")
-        extra = _SETTINGS
-        if version:
-            extra += _LAST_VERSION.format(version)
-        settings.write_text(text.replace("</oor:items>", extra + "</oor:items>"), "utf-8")
+        if not settings.is_file():
+            raise ConversionFailed("LibreOffice wrote no profile on its first start")
+        _write_settings(profile, _LAST_VERSION.format(version) if version else "")
+
+
+def _write_settings(profile: Path, extra: str = "") -> None:
+    """``_SETTINGS`` (and ``extra``) into ``profile``'s registrymodifications.xcu, made when
+    there is none (LibreOffice fills in the rest of a new profile around it). Items already
+    there are left; an item written twice, the last one counts."""
+    settings = profile / "user" / "registrymodifications.xcu"
+    text = settings.read_text("utf-8") if settings.is_file() else _EMPTY_XCU
+    wanted = "" if _SETTINGS in text else _SETTINGS
+    if extra and extra not in text:
+        wanted += extra
+    if wanted:
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(text.replace("</oor:items>", wanted + "</oor:items>", 1), "utf-8")
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -326,6 +396,28 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _reap_group(pgid: int) -> None:
+    """Wait for the killed group's processes that became this process's children: when the
+    service is PID 1 (a container without an init) or a subreaper, an orphaned soffice.bin
+    is handed to it, and unreaped would stay a zombie for good. Only this group's: a wait for
+    any child would take the exit status of another conversion's process from ``Popen``.
+    Bounded: a member that is not this process's child is left to whoever it belongs to."""
+    deadline = time.monotonic() + _REAP_S
+    while True:
+        try:
+            while os.waitpid(-pgid, os.WNOHANG) != (0, 0):
+                pass
+        except ChildProcessError:
+            pass  # none of the group is (or is yet) a child of this process
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return  # the group is gone, zombies included
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)  # a member still dying, or about to be handed over on its parent's exit
 
 
 def _can_isolate() -> bool:

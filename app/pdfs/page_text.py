@@ -21,6 +21,7 @@ with the pages).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from statistics import median
 
@@ -41,6 +42,11 @@ SIDE_BAND = 0.08
 # holds at least this many letters (a statement's right-hand column of figures is no stamp).
 MIN_SIDE_LETTERS = 6
 
+_DIGITS = re.compile(r"\d+")
+# What a page label says besides its numbers, in skeleton form (letters only, case-folded):
+# "Page 3 of 9", "p. 3", "Seite 3 von 9", "página 3 de 9", "page 3 sur 9", "第 3 頁".
+_PAGE_WORDS = re.compile(r"(?:page|pages|pg|p|seite|von|pagina|página|of|de|sur|頁|页|第)*")
+
 
 def _height(index: DocumentIndex, start: int, end: int) -> float:
     tops = [index.boxes[4 * i + 1] for i in range(start, end) if not index.chars[i].isspace()]
@@ -48,15 +54,38 @@ def _height(index: DocumentIndex, start: int, end: int) -> float:
     return max(bottoms) - min(tops) if tops else 0.0
 
 
-def _page_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
-    """The furniture lines that are bare numbers counting with the pages (a page number: its
-    value less the page's number is the same on several pages). Other bare numbers that recur
-    in a band (a statement's "2023" column head, a figure) are the table's text."""
-    offsets: dict[tuple[bool, int], list[tuple[int, int]]] = defaultdict(list)
+def _page_labels(index: DocumentIndex) -> set[tuple[int, int]]:
+    """The furniture lines whose numbers vary that are page labels: their text without the
+    digits is empty or page words ("Page 3 of 9", "- 3 -", "第 3 頁", "委 134") and their first
+    number counts with the pages (its value less the page's number is the same on several
+    pages). Other lines whose numbers vary are text that happens to recur in a band: a
+    statement's "2023" column head, "Chapter 1" to "Chapter 4" atop their pages, a deck's
+    slide titles "Results (1/3)" to "(3/3)"."""
+    offsets: dict[tuple[str, bool, int], list[tuple[int, int]]] = defaultdict(list)
     for line in index.furniture:
-        if line.skeleton.isdigit() and len(line.skeleton) <= 4:
-            offsets[(line.top, int(line.skeleton) - line.page)].append((line.start, line.end))
+        key = furniture_key(line.skeleton)
+        first = _DIGITS.search(line.skeleton)
+        if first is None or len(first.group()) > 4 or not _is_page_label(key):
+            continue
+        offsets[(key, line.top, int(first.group()) - line.page)].append((line.start, line.end))
     return {span for spans in offsets.values() if len(spans) >= MIN_PAGES for span in spans}
+
+
+def _is_page_label(key: str) -> bool:
+    rest = key.replace("#", "")
+    # One letter alone is a page label's prefix: "委 134" in a Taiwanese bill, "F-3" in a
+    # 10-K's financial statements, "A-2" in an appendix.
+    one_letter = len(rest) == 1 and rest.isalpha()
+    return "#" in key and (one_letter or _PAGE_WORDS.fullmatch(rest) is not None)
+
+
+def _varying(index: DocumentIndex) -> set[str]:
+    """The furniture keys whose lines differ in their digits (a running header repeats its
+    digits: "Form 10-K 2023" on every page)."""
+    skeletons: dict[str, set[str]] = defaultdict(set)
+    for line in index.furniture:
+        skeletons[furniture_key(line.skeleton)].add(line.skeleton)
+    return {key for key, seen in skeletons.items() if len(seen) > 1}
 
 
 def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
@@ -66,13 +95,16 @@ def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
     for line in index.furniture:
         if line.page != 1:
             heights[furniture_key(line.skeleton)].append(_height(index, line.start, line.end))
-    page_numbers = _page_numbers(index)
+    page_labels = _page_labels(index)
+    varying = _varying(index)
     ranges: list[tuple[int, int]] = []
     for line in index.furniture:
-        if line.skeleton.isdigit() and (line.start, line.end) not in page_numbers:
-            continue
+        key = furniture_key(line.skeleton)
+        numbered = line.skeleton.isdigit() or key in varying
+        if numbered and (line.start, line.end) not in page_labels:
+            continue  # numbers that do not count pages: the text's own (a heading, a year)
         if line.page == 1:
-            others = heights.get(furniture_key(line.skeleton))
+            others = heights.get(key)
             height = _height(index, line.start, line.end)
             if others and height > (1 + TITLE_GROWTH) * median(others):
                 continue  # the title, which later pages repeat smaller as a running header
