@@ -23,7 +23,9 @@ conversion is a child process of its own, in its own process group, with:
   whose only interface is a loopback that is down), so a document's linked pictures or
   templates can fetch nothing, not even from the service's own network. Where user namespaces
   are refused (some container runtimes) it runs without one, with a warning logged once; the
-  profile still blocks macros and untrusted links;
+  profile still blocks macros and untrusted links: those settings are written into every
+  conversion's profile, the template's copy or, when the template could not be made (a failure
+  kept for the process's life, not retried per conversion), a new one;
 - ``--norestore`` and no lock files, and an environment without proxies or the service's own
   variables (no ``HIGHLIGHT_*`` secret reaches it).
 
@@ -35,6 +37,11 @@ to install it or to send a PDF.
 
 Conversions run at most ``slots`` at a time (the PDF workers' count): each is a process of up to
 ``memory_mb``. A conversion that cannot get a slot within its timeout is ``ConversionBusy`` (503).
+Callers on the event loop wait for a slot there (``slot``) before taking a thread, so uploads
+queued behind a conversion hold none of the executor's threads.
+
+After a kill, the group's processes handed to this process (as PID 1 or a subreaper) are reaped
+(``soffice.py``).
 """
 
 from __future__ import annotations
@@ -42,15 +49,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -63,6 +67,7 @@ from app.pdfs.errors import (
     ConversionTooLarge,
     ConverterMissing,
 )
+from app.pdfs.soffice import ISOLATE, can_isolate, environment, kill_group, reap_group, version
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +83,6 @@ _TRAMPOLINE = (
     "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
     "os.execvp(sys.argv[3], sys.argv[3:])\n"
 )
-_ISOLATE = ["unshare", "--user", "--map-root-user", "--net", "--"]
-# The variables LibreOffice is given; nothing else of the service's environment.
-_KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
-_VERSION = re.compile(rb"LibreOffice (\d+)\.(\d+)")
 # Written into the template profile. The last version seen: no start-up render tests. Macros
 # never run (security level 3 with no trusted location, execution off); links from documents
 # that are not trusted are not followed.
@@ -102,8 +103,6 @@ _EMPTY_XCU = (
     'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
     "</oor:items>\n"
 )
-# How long the processes of a killed conversion are waited for to be reaped.
-_REAP_S = 5.0
 # The smallest file-size limit a conversion gets, whatever the PDF's cap.
 _MIN_FILE_LIMIT = 256 * 1024 * 1024
 # A document for the template's first start.
@@ -238,7 +237,7 @@ class OfficeConverter:
             # Every file it writes (its profile, its temporary files) is under this, so it
             # is not the PDF's cap itself, checked after: a low cap would make it fail oddly.
             str(max(limits.max_output_bytes, _MIN_FILE_LIMIT)),
-            *(_ISOLATE if self._network_isolation() else []),
+            *(ISOLATE if self._network_isolation() else []),
             program,
             "--headless",
             "--norestore",
@@ -262,13 +261,13 @@ class OfficeConverter:
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 cwd=home,
-                env=_environment(home),
+                env=environment(home),
                 process_group=0,
             )
         try:
             process.wait(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
             raise ConversionTimedOut(
                 f"{name} was not converted to PDF within {limits.timeout_s:g} s "
@@ -277,8 +276,8 @@ class OfficeConverter:
             ) from None
         finally:
             # soffice.bin may outlive the script that started it.
-            _kill_group(process.pid)
-            _reap_group(process.pid)
+            kill_group(process.pid)
+            reap_group(process.pid)
         return process.returncode, errors.read_bytes()[-2000:].decode("utf-8", "replace")
 
     def _result(self, pdf: Path, returncode: int, stderr: str, name: str) -> bytes:
@@ -316,7 +315,7 @@ class OfficeConverter:
     def _network_isolation(self) -> bool:
         with self._lock:
             if self._isolate is None:
-                self._isolate = _can_isolate()
+                self._isolate = can_isolate()
                 if not self._isolate:
                     log.warning(
                         "LibreOffice runs without a network namespace (unshare --user --net is "
@@ -352,11 +351,11 @@ class OfficeConverter:
             source.write_bytes(_TINY_RTF)
             _write_settings(profile)
             self._soffice(program, profile, source, root / "out", root, "a test document")
-            version = _version(program, root)
+            installed = version(program, root)
         settings = profile / "user" / "registrymodifications.xcu"
         if not settings.is_file():
             raise ConversionFailed("LibreOffice wrote no profile on its first start")
-        _write_settings(profile, _LAST_VERSION.format(version) if version else "")
+        _write_settings(profile, _LAST_VERSION.format(installed) if installed else "")
 
 
 def _write_settings(profile: Path, extra: str = "") -> None:
@@ -373,12 +372,6 @@ def _write_settings(profile: Path, extra: str = "") -> None:
         settings.write_text(text.replace("</oor:items>", wanted + "</oor:items>", 1), "utf-8")
 
 
-def _environment(home: Path) -> dict[str, str]:
-    env = {key: os.environ[key] for key in _KEEP_ENV if key in os.environ}
-    env.update(HOME=str(home), TMPDIR=str(home), SAL_USE_VCLPLUGIN="svp")
-    return env
-
-
 def _crashed(returncode: int, stderr: str) -> bool:
     """LibreOffice over its address space aborts (std::bad_alloc) or crashes on a failed
     allocation; a crash is said as memory first (the likely cause of a crash on a document
@@ -389,61 +382,3 @@ def _crashed(returncode: int, stderr: str) -> bool:
     # Under a low limit the program cannot even map its libraries ("failed to map segment").
     starved = "failed to map segment" in stderr or "Cannot allocate memory" in stderr
     return died or shell_died or starved or "bad_alloc" in stderr
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _reap_group(pgid: int) -> None:
-    """Wait for the killed group's processes that became this process's children: when the
-    service is PID 1 (a container without an init) or a subreaper, an orphaned soffice.bin
-    is handed to it, and unreaped would stay a zombie for good. Only this group's: a wait for
-    any child would take the exit status of another conversion's process from ``Popen``.
-    Bounded: a member that is not this process's child is left to whoever it belongs to."""
-    deadline = time.monotonic() + _REAP_S
-    while True:
-        try:
-            while os.waitpid(-pgid, os.WNOHANG) != (0, 0):
-                pass
-        except ChildProcessError:
-            pass  # none of the group is (or is yet) a child of this process
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return  # the group is gone, zombies included
-        if time.monotonic() > deadline:
-            return
-        time.sleep(0.02)  # a member still dying, or about to be handed over on its parent's exit
-
-
-def _can_isolate() -> bool:
-    if shutil.which("unshare") is None:
-        return False
-    try:
-        done = subprocess.run(
-            [*_ISOLATE, "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _version(program: str, home: Path) -> str | None:
-    """major.minor of the installed LibreOffice ("7.4"), as its profile records it."""
-    try:
-        done = subprocess.run(
-            [program, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=60,
-            env=_environment(home),
-            cwd=home,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    found = _VERSION.search(done.stdout)
-    return f"{int(found[1])}.{int(found[2])}" if found else None

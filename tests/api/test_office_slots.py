@@ -45,12 +45,14 @@ async def test_uploads_waiting_for_a_slot_hold_no_thread(sqlite_url: str, tmp_pa
                     f"/v2/documents/doc{n}/file",
                     params={"filename": f"doc{n}.docx"},
                     content=docx_bytes([f"The ferry number {n} leaves at seven."]),
+                    headers={"content-type": "application/octet-stream"},
                 )
             )
             for n in range(10)
         ]
         try:
             while not started.exists():  # one conversion holds the only slot
+                assert not all(upload.done() for upload in uploads), uploads[0].result().text
                 await asyncio.sleep(0.05)
             # With the waiting uploads each blocked in a thread, this waits for a thread to
             # free, which is when the first of them gives up (ConversionBusy) after TIMEOUT_S.

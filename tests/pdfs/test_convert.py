@@ -17,7 +17,7 @@ import psutil
 import pymupdf
 import pytest
 
-from app.pdfs import convert
+from app.pdfs import convert, soffice
 from app.pdfs.convert import ConvertLimits, OfficeConverter
 from app.pdfs.errors import ConversionTimedOut, ConversionTooLarge
 from tests.fixtures.office import docx_bytes, odt_linking, rtf_bytes
@@ -123,7 +123,7 @@ def _fetches(url: str, isolate: bool | None) -> None:
         converter.close()
 
 
-@pytest.mark.skipif(not convert._can_isolate(), reason="user namespaces are not permitted here")
+@pytest.mark.skipif(not soffice.can_isolate(), reason="user namespaces are not permitted here")
 def test_a_linked_picture_is_fetched_by_neither_guard_alone(
     picture_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
