@@ -299,7 +299,10 @@ class DocumentService:
         and ``media_type`` only tell Markdown from text): a PDF as ``upload`` takes it; an Office
         file converted to PDF (once per original content, ``pdfs/originals.py``), then the same;
         a text source by ``text_sources.upload_text``. Each family within its own size limit
-        (413). ``filename`` is recorded as the document's ``original_name``."""
+        (413). ``filename`` is recorded as the document's ``original_name``. A file refused by
+        its bytes or size stores nothing; an Office file's converted PDF, conversion record and
+        original are stored before the PDF is inspected (named by content: the same file again
+        reuses them), so a converted PDF that cannot be chunked leaves them, with no document."""
         title_needs_chunk(title, chunk)
         # Off the event loop: a ZIP's directory and a text body are read here.
         fmt = await asyncio.to_thread(sniff, data, filename, media_type, self.limits.max_text_bytes)

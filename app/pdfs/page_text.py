@@ -55,6 +55,10 @@ PROSE_WIDTH = 8.0
 # its item's text is narrower (the list stays rows of marker and text).
 RUN_IN_WIDTH = 3.0
 
+# A band line whose numbers change is furniture also when it holds this many letters or more:
+# a running header with its page number ("12 FREE CULTURE", "54321 Federal Register / Vol.
+# 85 ..."); a heading recurring there is shorter ("Chapter 3", "Results (2/3)").
+RUNNING_HEADER_LETTERS = 10
 _DIGITS = re.compile(r"\d+")
 # What a page label says besides its numbers, in skeleton form (letters only, case-folded):
 # "Page 3 of 9", "p. 3", "Seite 3 von 9", "página 3 de 9", "page 3 sur 9", "第 3 頁".
@@ -114,7 +118,11 @@ def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
     for line in index.furniture:
         key = furniture_key(line.skeleton)
         numbered = line.skeleton.isdigit() or key in varying
-        if numbered and (line.start, line.end) not in page_labels:
+        if (
+            numbered
+            and (line.start, line.end) not in page_labels
+            and sum(c.isalpha() for c in key) < RUNNING_HEADER_LETTERS
+        ):
             continue  # numbers that do not count pages: the text's own (a heading, a year)
         if line.page == 1:
             others = heights.get(key)
