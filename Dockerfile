@@ -14,13 +14,14 @@ FROM python:3.11-slim
 # German and Chinese (Traditional, Simplified), and osd, which turns sideways scans upright.
 # LibreOffice headless converts Office files to PDF (docs/office.md); the -nogui packages leave
 # out the desktop. util-linux's unshare gives each conversion no network where the runtime
-# permits user namespaces.
+# permits user namespaces. tini is PID 1: it reaps what LibreOffice leaves when a conversion
+# is killed (soffice.bin orphaned by its killed launcher), and passes signals on.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
        tesseract-ocr-osd tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-chi-tra \
        tesseract-ocr-chi-sim \
        libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui \
-       fonts-dejavu-core \
+       fonts-dejavu-core tini \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -61,4 +62,5 @@ EXPOSE 8000
 # and probes /livez for liveness, /readyz for readiness (scripts/deploy/kubernetes).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=4).status != 200)"
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["highlight-service", "serve", "--host", "0.0.0.0", "--port", "8000"]

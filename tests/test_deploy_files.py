@@ -413,6 +413,15 @@ def test_migrations_run_once_before_the_servers_never_by_them() -> None:
     assert re.search(r"HIGHLIGHT_MIGRATE_ON_START=false\b", _dockerfile())
 
 
+def test_the_server_runs_under_tini_which_reaps_what_a_killed_conversion_leaves() -> None:
+    # The image's ENTRYPOINT, and Kubernetes' command (which replaces the ENTRYPOINT).
+    text = _dockerfile()
+    assert re.search(r"install[^&]*\btini\b", text), "tini is not installed"
+    assert 'ENTRYPOINT ["/usr/bin/tini", "--"]' in text
+    server = _pod("Deployment")["containers"][0]
+    assert server["command"] == ["/usr/bin/tini", "--", "highlight-service"]
+
+
 def _image_tag(image: str) -> str:
     return _expand(image).rsplit(":", 1)[1]
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import PureWindowsPath
 from typing import Annotated
 
@@ -11,7 +13,7 @@ from app.api.body_limit import BodyLimit
 from app.api.deps import HIGHLIGHT_ID, DocumentsDep, HighlightsDep, LinksDep, StoredDep
 from app.api.pdf_response import PdfFileResponse
 from app.api.routing import RawBody, raw_body
-from app.core.errors import error_responses, header_refs
+from app.core.errors import BadRequest, error_responses, header_refs
 from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
 from app.core.formats import ACCEPTED_MEDIA_TYPES, MEDIA_TYPES, TEXT, SourceFormat
 from app.documents.links import PdfLinks
@@ -237,10 +239,27 @@ async def put_document_file(
 
 
 def _base_name(filename: str | None) -> str | None:
-    """The name without any folder a client put in front of it (a Windows path too)."""
+    """The name without any folder a client put in front of it (a Windows path too). Refused
+    (422): invisible or control characters (C1 controls, bidi overrides such as U+202E, which
+    show a program's name reversed to look like a document's), and a name that is a folder ("." or
+    "..") or has none."""
     if filename is None:
         return None
-    return PureWindowsPath(filename).name or None
+    hidden = [c for c in filename if unicodedata.category(c) in _HIDDEN]
+    if hidden:
+        raise BadRequest(
+            f"the filename holds a control or invisible character (U+{ord(hidden[0]):04X}); "
+            "send the name as it is shown",
+            details={"character": f"U+{ord(hidden[0]):04X}"},
+        )
+    last = re.split(r"[\\/]", filename)[-1]
+    name = PureWindowsPath(filename).name
+    if last in ("", ".", "..") or name in ("", ".", ".."):
+        raise BadRequest(
+            f"the filename {filename!r} names no file (a folder, or empty after the folders); "
+            "send the file's own name, such as report.docx"
+        )
+    return name
 
 
 def _upload_result(
@@ -389,6 +408,10 @@ async def get_document_text(document_id: DocumentId, documents: DocumentsDep) ->
         blocks=[TextBlock(kind=b.kind, level=b.level, start=b.start, end=b.end) for b in blocks],
     )
 
+
+# Unicode categories a filename may not hold: controls, format characters (bidi overrides,
+# zero-width ones), line and paragraph separators.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 HighlightIdParam = Annotated[str, StringConstraints(pattern=HIGHLIGHT_ID)]
 

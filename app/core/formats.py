@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from enum import StrEnum
 from typing import Literal
 
@@ -99,6 +100,15 @@ _HTML = re.compile(
 )
 # Text whose share of control characters (other than whitespace) is above this is binary.
 _CONTROL_SHARE = 0.01
+# How much of an ODF "mimetype" entry is read: the longest ODF type is 47 bytes.
+_MIMETYPE_BYTES = 100
+# Bit 0 of a ZIP entry's flags: the entry is encrypted.
+_ENCRYPTED = 0x1
+# A password-protected DOCX, PPTX or XLSX is no ZIP but an OLE file holding the encrypted
+# package beside this stream (its name in the OLE directory, UTF-16).
+_ENCRYPTED_OOXML = "EncryptionInfo".encode("utf-16-le")
+# How much of a text body over the caller's limit is looked at to call it text or binary.
+_TEXT_HEAD = 65536
 _SUPPORTED = "PDF, DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, HTML, Markdown or plain text (UTF-8)"
 
 
@@ -108,10 +118,17 @@ def family(fmt: SourceFormat) -> Family:
     return "office" if fmt in OFFICE else "text"
 
 
-def sniff(data: bytes, filename: str | None = None, declared: str | None = None) -> SourceFormat:
+def sniff(
+    data: bytes,
+    filename: str | None = None,
+    declared: str | None = None,
+    max_text_bytes: int | None = None,
+) -> SourceFormat:
     """The format of ``data``. ``filename`` and ``declared`` (a media type) only choose Markdown
     over plain text. Raises UnsupportedMediaType (415) for what is not a supported format, and
-    BadRequest (422) for a supported container that is broken (a ZIP that cannot be read)."""
+    BadRequest (422) for a supported container that is broken (a ZIP that cannot be read, an
+    encrypted one). ``max_text_bytes``: text longer than this is judged by its head only and
+    not decoded whole (the caller refuses it by size; decoding 100 MB first is wasted work)."""
     if not data:
         raise BadRequest("the file is empty: send the document's bytes as the request body")
     head = data[:1024]
@@ -121,6 +138,8 @@ def sniff(data: bytes, filename: str | None = None, declared: str | None = None)
         return _zip_format(data)
     if data.lstrip()[:5] == b"{\\rtf":
         return SourceFormat.rtf
+    if data.startswith(_OLE) and _ENCRYPTED_OOXML in data:
+        raise _encrypted()
     if data.startswith(_OLE):
         raise UnsupportedMediaType(
             "this is a legacy binary Office file (.doc, .ppt or .xls): save it as .docx, .pptx "
@@ -130,7 +149,10 @@ def sniff(data: bytes, filename: str | None = None, declared: str | None = None)
     for magic, name in _KNOWN_OTHERS:
         if data.startswith(magic):
             raise _unsupported(name)
-    text = _decoded(data)
+    if max_text_bytes is not None and len(data) > max_text_bytes:
+        text = _decoded(_utf8_head(data[:_TEXT_HEAD]))
+    else:
+        text = _decoded(data)
     if _HTML.match(data[:4096]) or _looks_like_html(text):
         return SourceFormat.html
     name = (filename or "").lower()
@@ -145,20 +167,38 @@ def _zip_format(data: bytes) -> SourceFormat:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
             if "mimetype" in names:
-                mimetype = archive.read("mimetype").decode("ascii", "replace").strip()
+                # Read a few bytes only: an entry's declared size is the sender's word, and a
+                # small file can inflate to gigabytes (a ZIP bomb in the mimetype entry).
+                if archive.getinfo("mimetype").flag_bits & _ENCRYPTED:
+                    raise _encrypted()
+                with archive.open("mimetype") as entry:
+                    raw = entry.read(_MIMETYPE_BYTES)
+                mimetype = raw.decode("ascii", "replace").strip()
                 if mimetype in _ODF:
                     return _ODF[mimetype]
-                raise _unsupported(f"an OpenDocument file of type {mimetype!r}")
-    except zipfile.BadZipFile as exc:
+                raise _unsupported(f"an OpenDocument file of type {mimetype[:80]!r}")
+    # RuntimeError: what zipfile raises for what it cannot read (NotImplementedError for a
+    # compression method it lacks is one).
+    except (zipfile.BadZipFile, zlib.error, RuntimeError, EOFError, ValueError) as exc:
         raise BadRequest(
-            f"the file is a ZIP container that cannot be read ({exc}): it was cut short or "
-            "damaged; upload the document again"
+            f"the file is a ZIP container that cannot be read ({str(exc)[:200]}): it was cut "
+            "short, damaged or uses a compression this service does not read; upload the "
+            "document again",
+            details={"detected": "broken zip"},
         ) from exc
     if "[Content_Types].xml" in names:
         for prefix, fmt in _OOXML.items():
             if any(n.startswith(prefix) for n in names):
                 return fmt
     raise _unsupported("a ZIP archive that is not an Office document")
+
+
+def _encrypted() -> BadRequest:
+    return BadRequest(
+        "the file is password-protected and cannot be converted: remove the password, save "
+        "it and upload it again",
+        details={"detected": "encrypted"},
+    )
 
 
 def _decoded(data: bytes) -> str:
@@ -176,6 +216,18 @@ def _decoded(data: bytes) -> str:
     if controls > _CONTROL_SHARE * min(len(text), 65536):
         raise _unsupported("a binary file")
     return text
+
+
+def _utf8_head(head: bytes) -> bytes:
+    """``head`` without a UTF-8 sequence cut at its end (so a cut is not taken for bad text)."""
+    for back in range(1, min(4, len(head)) + 1):
+        byte = head[-back]
+        if byte < 0x80:
+            return head
+        if byte >= 0xC0:  # a lead byte: keep its sequence only if it is complete
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return head if back >= needed else head[:-back]
+    return head
 
 
 def _looks_like_html(text: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from app.pdfs.convert import OfficeConverter
 from app.pdfs.errors import ConverterMissing, PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.indexing import index_or_refuse
-from app.pdfs.originals import converted_pdf
+from app.pdfs.originals import converted_pdf, known_pdf
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import name_title, title_from_name
 
@@ -139,17 +139,20 @@ async def _upsert(
         # same content, and is a plain PDF once it is another.
         same = document.sha256 == facts.sha256 if not created else False
         origin = origin_of(document) if same else Origin()
+    recorded = origin_of(document)
+    # Documents stored before names were recorded have none: the same file again fills it
+    # in, which is no change (their highlights stay valid).
+    unnamed = document.original_name is None and origin.original_name is not None
+    if unnamed:
+        recorded = replace(recorded, original_name=origin.original_name)
     if (
         not created
-        and (
-            document.title,
-            document.source_path,
-            document.sha256,
-            origin_of(document),
-        )
+        and (document.title, document.source_path, document.sha256, recorded)
         == (title, source_path, facts.sha256, origin)
         and _same_chunks(document.chunks, incoming)
     ):
+        if unnamed:
+            document.original_name = origin.original_name
         return UpsertOutcome(document, created=False, changed=False)
 
     document.source_format = origin.source_format.value
@@ -296,9 +299,13 @@ class DocumentService:
         and ``media_type`` only tell Markdown from text): a PDF as ``upload`` takes it; an Office
         file converted to PDF (once per original content, ``pdfs/originals.py``), then the same;
         a text source by ``text_sources.upload_text``. Each family within its own size limit
-        (413). ``filename`` is recorded as the document's ``original_name``."""
+        (413). ``filename`` is recorded as the document's ``original_name``. A file refused by
+        its bytes or size stores nothing; an Office file's converted PDF, conversion record and
+        original are stored before the PDF is inspected (named by content: the same file again
+        reuses them), so a converted PDF that cannot be chunked leaves them, with no document."""
         title_needs_chunk(title, chunk)
-        fmt = sniff(data, filename, media_type)
+        # Off the event loop: a ZIP's directory and a text body are read here.
+        fmt = await asyncio.to_thread(sniff, data, filename, media_type, self.limits.max_text_bytes)
         name = filename or default_name(document_id, fmt)
         self.limits.check(fmt, len(data), name)
         actual = await asyncio.to_thread(checked_hash, data, sha256)
@@ -316,9 +323,12 @@ class DocumentService:
             )
         if self.converter is None:
             raise ConverterMissing(f"{name} is an Office document, and this service converts none")
-        converted = await asyncio.to_thread(
-            converted_pdf, self.storage, self.converter, data, actual, fmt.value, name
-        )
+        converted = await asyncio.to_thread(known_pdf, self.storage, data, actual, fmt.value)
+        if converted is None:
+            async with self.converter.slot(name):
+                converted = await asyncio.to_thread(
+                    converted_pdf, self.storage, self.converter, data, actual, fmt.value, name
+                )
         origin = Origin(fmt, filename, actual, converted.original_path)
         return await self._take_pdf(
             document_id,

@@ -23,20 +23,23 @@ both pages.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.alignment.chains import chains, column_order
 from app.alignment.index import DocumentIndex
-from app.alignment.layout import SPLIT_GAP, Segment, segments
+from app.alignment.layout import Segment, segments
 from app.alignment.text import clean_extracted
 from app.core.scripts import CJK_PUNCTUATION, CJK_RANGES, is_cjk
 from app.pdfs.ocr import OcrPage
 from app.pdfs.page_text import (
+    PROSE_WIDTH,
     bands,
     full_line,
     furniture_ranges,
+    joined_lines,
+    rows,
     side_furniture,
     without_furniture,
 )
@@ -67,12 +70,6 @@ TABLE_PITCH = 2.5
 # padding leave before the next cell.
 CELL_PITCH = 1.3
 CELL_PADDING = 1.5
-# A piece at least this many line heights wide is a line of prose (a column's narrowest prose
-# lines hold some 30 characters); table figures are narrower.
-PROSE_WIDTH = 8.0
-# A run-in heading is at least this many line heights wide; a bullet or an enumerator before
-# its item's text is narrower (the list stays rows of marker and text).
-RUN_IN_WIDTH = 3.0
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 # A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
@@ -125,54 +122,6 @@ def _in_drawing_order(pieces: list[Segment]) -> bool:
     if len(steps) < 4:
         return True
     return sum(step == 1 for step in steps) >= MIN_IN_ORDER * len(steps)
-
-
-def _same_row(a: Segment, b: Segment) -> bool:
-    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.height, b.height)
-
-
-def _joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
-    """``pieces`` with the two parts of one printed line joined where PyMuPDF made two lines of
-    it: a run-in heading set in another font and a line of prose after it ("General Terms" +
-    "Design, Experimentation, Measurement, Perfor-"). Within one extracted line
-    ``layout.segments`` cuts only at wider gaps than this one, so such a line reads the same
-    however the PDF drew it. A table's row has narrow figures, or more cells, or wider gaps."""
-    joined: list[Segment] = []
-    for row in _rows(pieces):
-        if len(row) == 2:
-            left, right = row
-            height = min(left.height, right.height)
-            if (
-                0 <= right.x0 - left.x1 < SPLIT_GAP * height
-                and left.width >= RUN_IN_WIDTH * left.height  # not a bullet or "(a)"
-                and right.width >= PROSE_WIDTH * right.height
-                and left.end <= right.start
-                and not index.chars[left.end : right.start].strip()
-            ):
-                row = [
-                    Segment(
-                        left.start,
-                        right.end,
-                        left.x0,
-                        min(left.y0, right.y0),
-                        right.x1,
-                        max(left.y1, right.y1),
-                    )
-                ]
-        joined.extend(row)
-    return joined
-
-
-def _rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
-    """Consecutive pieces on one baseline band: a line, or the cells of a table row."""
-    row: list[Segment] = []
-    for piece in pieces:
-        if row and not _same_row(row[-1], piece):
-            yield row
-            row = []
-        row.append(piece)
-    if row:
-        yield row
 
 
 def _wrapped_cells(index: DocumentIndex, rows: list[list[Segment]]) -> list[list[list[Segment]]]:
@@ -293,11 +242,11 @@ def _page_paragraphs(
         *body,
         *without_furniture(last, furniture),
     ]
-    pieces = _joined_lines(index, pieces)
+    pieces = joined_lines(index, pieces)
     paragraphs: list[str] = []
     previous: list[Segment] | None = None
     state = _Paragraph(None, 0.0)
-    for cells in _wrapped_cells(index, list(_rows(pieces))):
+    for cells in _wrapped_cells(index, list(rows(pieces))):
         text = " ".join(t for t in (_cell_text(index, cell) for cell in cells) if t)
         if not text:
             continue

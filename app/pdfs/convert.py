@@ -23,7 +23,9 @@ conversion is a child process of its own, in its own process group, with:
   whose only interface is a loopback that is down), so a document's linked pictures or
   templates can fetch nothing, not even from the service's own network. Where user namespaces
   are refused (some container runtimes) it runs without one, with a warning logged once; the
-  profile still blocks macros and untrusted links;
+  profile still blocks macros and untrusted links: those settings are written into every
+  conversion's profile, the template's copy or, when the template could not be made (a failure
+  kept for the process's life, not retried per conversion), a new one;
 - ``--norestore`` and no lock files, and an environment without proxies or the service's own
   variables (no ``HIGHLIGHT_*`` secret reaches it).
 
@@ -35,19 +37,26 @@ to install it or to send a PDF.
 
 Conversions run at most ``slots`` at a time (the PDF workers' count): each is a process of up to
 ``memory_mb``. A conversion that cannot get a slot within its timeout is ``ConversionBusy`` (503).
+Callers on the event loop wait for a slot there (``slot``) before taking a thread, so uploads
+queued behind a conversion hold none of the executor's threads.
+
+After a kill, the group's processes handed to this process (as PID 1 or a subreaper) are reaped
+(``soffice.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +67,7 @@ from app.pdfs.errors import (
     ConversionTooLarge,
     ConverterMissing,
 )
+from app.pdfs.soffice import ISOLATE, can_isolate, environment, kill_group, reap_group, version
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +83,6 @@ _TRAMPOLINE = (
     "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
     "os.execvp(sys.argv[3], sys.argv[3:])\n"
 )
-_ISOLATE = ["unshare", "--user", "--map-root-user", "--net", "--"]
-# The variables LibreOffice is given; nothing else of the service's environment.
-_KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
-_VERSION = re.compile(rb"LibreOffice (\d+)\.(\d+)")
 # Written into the template profile. The last version seen: no start-up render tests. Macros
 # never run (security level 3 with no trusted location, execution off); links from documents
 # that are not trusted are not followed.
@@ -88,6 +94,14 @@ _SETTINGS = """\
 _LAST_VERSION = (
     '<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" '
     'oor:op="fuse"><value>{}</value></prop></item>\n'
+)
+# A profile's settings file before LibreOffice has written one.
+_EMPTY_XCU = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<oor:items xmlns:oor="http://openoffice.org/2001/registry" '
+    'xmlns:xs="http://www.w3.org/2001/XMLSchema" '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
+    "</oor:items>\n"
 )
 # The smallest file-size limit a conversion gets, whatever the PDF's cap.
 _MIN_FILE_LIMIT = 256 * 1024 * 1024
@@ -115,14 +129,50 @@ class OfficeConverter:
         self.limits = limits
         self._slots = threading.BoundedSemaphore(limits.slots)
         self._lock = threading.Lock()
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         # Held while the template is made (a LibreOffice start); _lock guards the rest.
         self._template_lock = threading.Lock()
         self._template: Path | None = None
+        self._template_failed = False
         self._isolate: bool | None = None if limits.isolate_network is None else False
 
     def available(self) -> str | None:
         """The converter's path, or None when it is not installed."""
         return shutil.which(self.limits.soffice)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, name: str) -> AsyncIterator[None]:
+        """Wait for a conversion slot on the event loop, before going to a thread: a thread
+        blocked on the slots would hold one of the default executor's few threads (6 on 2
+        cores) for up to the timeout, and starve every other blocking call (batches,
+        /readyz). ``ConversionBusy`` when none frees within the timeout."""
+        gate = self._gate()
+        try:
+            await asyncio.wait_for(gate.acquire(), self.limits.timeout_s)
+        except TimeoutError:
+            raise self._busy(name) from None
+        try:
+            yield
+        finally:
+            gate.release()
+
+    def _gate(self) -> asyncio.Semaphore:
+        # One per event loop (a semaphore belongs to the loop it first waits on; tests run
+        # several loops).
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            gate = self._gates.get(loop)
+            if gate is None:
+                gate = self._gates[loop] = asyncio.Semaphore(self.limits.slots)
+            return gate
+
+    def _busy(self, name: str) -> ConversionBusy:
+        return ConversionBusy(
+            f"{name} could not be converted now: every LibreOffice slot stayed taken for "
+            f"{self.limits.timeout_s:g} s; try again shortly"
+        )
 
     def convert(self, data: bytes, extension: str, name: str) -> bytes:
         """The PDF LibreOffice makes of ``data`` (a file of type ``extension``). ``name`` (the
@@ -138,11 +188,10 @@ class OfficeConverter:
                 "libreoffice-writer-nogui, libreoffice-impress-nogui and "
                 "libreoffice-calc-nogui, or send the document as a PDF"
             )
+        # Callers on an event loop have waited in ``slot`` already, so this is free for them;
+        # it still bounds callers from threads (and several loops) together.
         if not self._slots.acquire(timeout=self.limits.timeout_s):
-            raise ConversionBusy(
-                f"{name} could not be converted now: every LibreOffice slot stayed taken for "
-                f"{self.limits.timeout_s:g} s; try again shortly"
-            )
+            raise self._busy(name)
         try:
             template = self._template_profile(program)
             return self._run(program, template, data, extension, name)
@@ -165,6 +214,9 @@ class OfficeConverter:
             profile = root / "profile"
             if template is not None:
                 shutil.copytree(template, profile, symlinks=True)
+            # Into every profile, the template's copies too: without a template (its start
+            # failed) a conversion would otherwise run with macros and links at their defaults.
+            _write_settings(profile)
             source = root / "in" / f"source.{extension}"
             source.parent.mkdir()
             source.write_bytes(data)
@@ -185,7 +237,7 @@ class OfficeConverter:
             # Every file it writes (its profile, its temporary files) is under this, so it
             # is not the PDF's cap itself, checked after: a low cap would make it fail oddly.
             str(max(limits.max_output_bytes, _MIN_FILE_LIMIT)),
-            *(_ISOLATE if self._network_isolation() else []),
+            *(ISOLATE if self._network_isolation() else []),
             program,
             "--headless",
             "--norestore",
@@ -209,13 +261,13 @@ class OfficeConverter:
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 cwd=home,
-                env=_environment(home),
+                env=environment(home),
                 process_group=0,
             )
         try:
             process.wait(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
             raise ConversionTimedOut(
                 f"{name} was not converted to PDF within {limits.timeout_s:g} s "
@@ -224,7 +276,8 @@ class OfficeConverter:
             ) from None
         finally:
             # soffice.bin may outlive the script that started it.
-            _kill_group(process.pid)
+            kill_group(process.pid)
+            reap_group(process.pid)
         return process.returncode, errors.read_bytes()[-2000:].decode("utf-8", "replace")
 
     def _result(self, pdf: Path, returncode: int, stderr: str, name: str) -> bytes:
@@ -262,7 +315,7 @@ class OfficeConverter:
     def _network_isolation(self) -> bool:
         with self._lock:
             if self._isolate is None:
-                self._isolate = _can_isolate()
+                self._isolate = can_isolate()
                 if not self._isolate:
                     log.warning(
                         "LibreOffice runs without a network namespace (unshare --user --net is "
@@ -275,7 +328,7 @@ class OfficeConverter:
         """The profile copied for each conversion, made by one LibreOffice start (None when
         that failed: each conversion then starts with an empty profile, slower but working)."""
         with self._template_lock:
-            if self._template is not None:
+            if self._template is not None or self._template_failed:
                 return self._template
             folder = Path(tempfile.mkdtemp(prefix="highlight-office-template-"))
             profile = folder / "profile"
@@ -284,6 +337,9 @@ class OfficeConverter:
             except Exception:
                 log.warning("could not prepare a LibreOffice profile", exc_info=True)
                 shutil.rmtree(folder, ignore_errors=True)
+                # Not tried again: each try is a LibreOffice start, per conversion, that would
+                # likely fail the same way.
+                self._template_failed = True
                 return None
             self._template = profile
             return profile
@@ -293,20 +349,27 @@ class OfficeConverter:
             root = Path(work)
             source = root / "source.rtf"
             source.write_bytes(_TINY_RTF)
+            _write_settings(profile)
             self._soffice(program, profile, source, root / "out", root, "a test document")
-            version = _version(program, root)
+            installed = version(program, root)
         settings = profile / "user" / "registrymodifications.xcu"
-        text = settings.read_text("utf-8")
-        extra = _SETTINGS
-        if version:
-            extra += _LAST_VERSION.format(version)
-        settings.write_text(text.replace("</oor:items>", extra + "</oor:items>"), "utf-8")
+        if not settings.is_file():
+            raise ConversionFailed("LibreOffice wrote no profile on its first start")
+        _write_settings(profile, _LAST_VERSION.format(installed) if installed else "")
 
 
-def _environment(home: Path) -> dict[str, str]:
-    env = {key: os.environ[key] for key in _KEEP_ENV if key in os.environ}
-    env.update(HOME=str(home), TMPDIR=str(home), SAL_USE_VCLPLUGIN="svp")
-    return env
+def _write_settings(profile: Path, extra: str = "") -> None:
+    """``_SETTINGS`` (and ``extra``) into ``profile``'s registrymodifications.xcu, made when
+    there is none (LibreOffice fills in the rest of a new profile around it). Items already
+    there are left; an item written twice, the last one counts."""
+    settings = profile / "user" / "registrymodifications.xcu"
+    text = settings.read_text("utf-8") if settings.is_file() else _EMPTY_XCU
+    wanted = "" if _SETTINGS in text else _SETTINGS
+    if extra and extra not in text:
+        wanted += extra
+    if wanted:
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(text.replace("</oor:items>", wanted + "</oor:items>", 1), "utf-8")
 
 
 def _crashed(returncode: int, stderr: str) -> bool:
@@ -319,39 +382,3 @@ def _crashed(returncode: int, stderr: str) -> bool:
     # Under a low limit the program cannot even map its libraries ("failed to map segment").
     starved = "failed to map segment" in stderr or "Cannot allocate memory" in stderr
     return died or shell_died or starved or "bad_alloc" in stderr
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _can_isolate() -> bool:
-    if shutil.which("unshare") is None:
-        return False
-    try:
-        done = subprocess.run(
-            [*_ISOLATE, "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _version(program: str, home: Path) -> str | None:
-    """major.minor of the installed LibreOffice ("7.4"), as its profile records it."""
-    try:
-        done = subprocess.run(
-            [program, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=60,
-            env=_environment(home),
-            cwd=home,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    found = _VERSION.search(done.stdout)
-    return f"{int(found[1])}.{int(found[2])}" if found else None

@@ -229,6 +229,15 @@ class ObjectPdfStorage(PdfStorage):
         except _Unreachable as exc:
             raise StorageUnavailable(f"{self.name} cannot be used: {exc}") from None
 
+    def has_record(self, key: str) -> bool:
+        try:
+            self._call(lambda: self.store.head(key))
+        except _Absent:
+            return False
+        except _Unreachable as exc:
+            raise StorageUnavailable(f"{self.name} cannot be used: {exc}") from None
+        return True
+
     def put_record(self, key: str, data: bytes, *, replace: bool = False) -> bool:
         try:
             self.store.put(key, data, mode="overwrite" if replace else "create")

@@ -46,6 +46,17 @@ def record_key(sha256: str) -> str:
     return f"{CONVERTED}/{sha256}.sha256"
 
 
+def known_pdf(storage: PdfStorage, data: bytes, sha256: str, extension: str) -> ConvertedPdf | None:
+    """Blocking: the stored PDF of an original converted before (None: it needs converting),
+    so that a known file waits for no conversion slot."""
+    recorded = _recorded(storage, sha256)
+    pdf = _stored_pdf(storage, recorded) if recorded is not None else None
+    if recorded is None or pdf is None:
+        return None
+    original = _keep_original(storage, data, sha256, extension)
+    return ConvertedPdf(pdf, recorded, content_key(recorded), original, False)
+
+
 def converted_pdf(
     storage: PdfStorage,
     converter: OfficeConverter,
@@ -56,7 +67,8 @@ def converted_pdf(
 ) -> ConvertedPdf:
     """Blocking: the PDF of the Office file ``data`` (hashing to ``sha256``), converted once per
     original content and stored, with the original beside it. Raises what ``convert`` raises."""
-    recorded = _recorded(storage, sha256)
+    raw = storage.read_record(record_key(sha256))
+    recorded = _parsed(raw)
     if recorded is not None:
         pdf = _stored_pdf(storage, recorded)
         if pdf is not None:
@@ -66,10 +78,10 @@ def converted_pdf(
     pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     saved = storage.save(pdf, pdf_sha256)
     newly_stored = saved.newly_stored
-    # Replaced only when it named a PDF that is gone; a new record is create-only.
-    written = storage.put_record(
-        record_key(sha256), pdf_sha256.encode(), replace=recorded is not None
-    )
+    # Replaced only when one was there that is of no use (it named a PDF that is gone, or it
+    # does not parse: left as it is, every upload would convert again to a PDF with a new
+    # hash); a new record is create-only.
+    written = storage.put_record(record_key(sha256), pdf_sha256.encode(), replace=raw is not None)
     if not written:
         # Another conversion of the same original was recorded first: its PDF is the one.
         winner = _recorded(storage, sha256)
@@ -81,7 +93,10 @@ def converted_pdf(
 
 
 def _recorded(storage: PdfStorage, sha256: str) -> str | None:
-    record = storage.read_record(record_key(sha256))
+    return _parsed(storage.read_record(record_key(sha256)))
+
+
+def _parsed(record: bytes | None) -> str | None:
     if record is None or not _SHA256.fullmatch(record.strip()):
         return None
     return record.strip().decode("ascii")
@@ -96,5 +111,8 @@ def _stored_pdf(storage: PdfStorage, sha256: str) -> bytes | None:
 
 def _keep_original(storage: PdfStorage, data: bytes, sha256: str, extension: str) -> str:
     key = original_key(sha256, extension)
-    storage.put_record(key, data)  # named by its content: one already there is the same
+    # Named by its content: one already there is the same, and not written again (up to
+    # HIGHLIGHT_MAX_OFFICE_BYTES per upload of a known file).
+    if not storage.has_record(key):
+        storage.put_record(key, data)
     return key

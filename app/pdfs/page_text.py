@@ -16,17 +16,25 @@ puts a stamp drawn last at the top of the page between the page's last sentence 
 page's first. Only there is furniture left out: a 10-K statement's title, column heads and first
 rows also recur near the top of several pages, under the running header, and run on into the
 table (its years are no page numbers either: a bare number is furniture only when it counts
-with the pages).
+with the pages). Likewise a band line whose numbers change from page to page is furniture only
+when it reads as a page label ("Page 3 of 9", "- 3 -", "第 3 頁", "委 134", "F-3": besides the
+numbers, page words or one letter, the number counting with the pages); "Chapter 1" to
+"Chapter 4" atop their pages and a deck's "Results (1/3)" to "(3/3)" are the text's own.
+
+Also here: a printed line PyMuPDF made two lines of (a run-in heading and its text) joined
+back into one (``joined_lines``).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Iterator
 from statistics import median
 
 from app.alignment.furniture import BAND, MIN_PAGES, furniture_key
 from app.alignment.index import DocumentIndex
-from app.alignment.layout import Segment
+from app.alignment.layout import SPLIT_GAP, Segment
 from app.alignment.text import normalize_text
 
 # A first-page line taller than its repeats by more than this share is the title, not a header.
@@ -40,6 +48,21 @@ SIDE_BAND = 0.08
 # ... and are furniture when their text, numbers aside, recurs there on MIN_PAGES pages and
 # holds at least this many letters (a statement's right-hand column of figures is no stamp).
 MIN_SIDE_LETTERS = 6
+# A piece at least this many line heights wide is a line of prose (a column's narrowest prose
+# lines hold some 30 characters); table figures are narrower.
+PROSE_WIDTH = 8.0
+# A run-in heading is at least this many line heights wide; a bullet or an enumerator before
+# its item's text is narrower (the list stays rows of marker and text).
+RUN_IN_WIDTH = 3.0
+
+# A band line whose numbers change is furniture also when it holds this many letters or more:
+# a running header with its page number ("12 FREE CULTURE", "54321 Federal Register / Vol.
+# 85 ..."); a heading recurring there is shorter ("Chapter 3", "Results (2/3)").
+RUNNING_HEADER_LETTERS = 10
+_DIGITS = re.compile(r"\d+")
+# What a page label says besides its numbers, in skeleton form (letters only, case-folded):
+# "Page 3 of 9", "p. 3", "Seite 3 von 9", "página 3 de 9", "page 3 sur 9", "第 3 頁".
+_PAGE_WORDS = re.compile(r"(?:page|pages|pg|p|seite|von|pagina|página|of|de|sur|頁|页|第)*")
 
 
 def _height(index: DocumentIndex, start: int, end: int) -> float:
@@ -48,15 +71,38 @@ def _height(index: DocumentIndex, start: int, end: int) -> float:
     return max(bottoms) - min(tops) if tops else 0.0
 
 
-def _page_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
-    """The furniture lines that are bare numbers counting with the pages (a page number: its
-    value less the page's number is the same on several pages). Other bare numbers that recur
-    in a band (a statement's "2023" column head, a figure) are the table's text."""
-    offsets: dict[tuple[bool, int], list[tuple[int, int]]] = defaultdict(list)
+def _page_labels(index: DocumentIndex) -> set[tuple[int, int]]:
+    """The furniture lines whose numbers vary that are page labels: their text without the
+    digits is empty or page words ("Page 3 of 9", "- 3 -", "第 3 頁", "委 134") and their first
+    number counts with the pages (its value less the page's number is the same on several
+    pages). Other lines whose numbers vary are text that happens to recur in a band: a
+    statement's "2023" column head, "Chapter 1" to "Chapter 4" atop their pages, a deck's
+    slide titles "Results (1/3)" to "(3/3)"."""
+    offsets: dict[tuple[str, bool, int], list[tuple[int, int]]] = defaultdict(list)
     for line in index.furniture:
-        if line.skeleton.isdigit() and len(line.skeleton) <= 4:
-            offsets[(line.top, int(line.skeleton) - line.page)].append((line.start, line.end))
+        key = furniture_key(line.skeleton)
+        first = _DIGITS.search(line.skeleton)
+        if first is None or len(first.group()) > 4 or not _is_page_label(key):
+            continue
+        offsets[(key, line.top, int(first.group()) - line.page)].append((line.start, line.end))
     return {span for spans in offsets.values() if len(spans) >= MIN_PAGES for span in spans}
+
+
+def _is_page_label(key: str) -> bool:
+    rest = key.replace("#", "")
+    # One letter alone is a page label's prefix: "委 134" in a Taiwanese bill, "F-3" in a
+    # 10-K's financial statements, "A-2" in an appendix.
+    one_letter = len(rest) == 1 and rest.isalpha()
+    return "#" in key and (one_letter or _PAGE_WORDS.fullmatch(rest) is not None)
+
+
+def _varying(index: DocumentIndex) -> set[str]:
+    """The furniture keys whose lines differ in their digits (a running header repeats its
+    digits: "Form 10-K 2023" on every page)."""
+    skeletons: dict[str, set[str]] = defaultdict(set)
+    for line in index.furniture:
+        skeletons[furniture_key(line.skeleton)].add(line.skeleton)
+    return {key for key, seen in skeletons.items() if len(seen) > 1}
 
 
 def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
@@ -66,13 +112,20 @@ def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
     for line in index.furniture:
         if line.page != 1:
             heights[furniture_key(line.skeleton)].append(_height(index, line.start, line.end))
-    page_numbers = _page_numbers(index)
+    page_labels = _page_labels(index)
+    varying = _varying(index)
     ranges: list[tuple[int, int]] = []
     for line in index.furniture:
-        if line.skeleton.isdigit() and (line.start, line.end) not in page_numbers:
-            continue
+        key = furniture_key(line.skeleton)
+        numbered = line.skeleton.isdigit() or key in varying
+        if (
+            numbered
+            and (line.start, line.end) not in page_labels
+            and sum(c.isalpha() for c in key) < RUNNING_HEADER_LETTERS
+        ):
+            continue  # numbers that do not count pages: the text's own (a heading, a year)
         if line.page == 1:
-            others = heights.get(furniture_key(line.skeleton))
+            others = heights.get(key)
             height = _height(index, line.start, line.end)
             if others and height > (1 + TITLE_GROWTH) * median(others):
                 continue  # the title, which later pages repeat smaller as a running header
@@ -157,3 +210,51 @@ def full_line(pieces: list[Segment], last: Segment) -> bool:
     with), within about a character: the text wraps on."""
     right = max(p.x1 for p in pieces if p.x0 < last.x1 and p.x1 > last.x0)
     return last.x1 >= right - 1.5 * last.height
+
+
+def same_row(a: Segment, b: Segment) -> bool:
+    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5 * min(a.height, b.height)
+
+
+def joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
+    """``pieces`` with the two parts of one printed line joined where PyMuPDF made two lines of
+    it: a run-in heading set in another font and a line of prose after it ("General Terms" +
+    "Design, Experimentation, Measurement, Perfor-"). Within one extracted line
+    ``layout.segments`` cuts only at wider gaps than this one, so such a line reads the same
+    however the PDF drew it. A table's row has narrow figures, or more cells, or wider gaps."""
+    joined: list[Segment] = []
+    for row in rows(pieces):
+        if len(row) == 2:
+            left, right = row
+            height = min(left.height, right.height)
+            if (
+                0 <= right.x0 - left.x1 < SPLIT_GAP * height
+                and left.width >= RUN_IN_WIDTH * left.height  # not a bullet or "(a)"
+                and right.width >= PROSE_WIDTH * right.height
+                and left.end <= right.start
+                and not index.chars[left.end : right.start].strip()
+            ):
+                row = [
+                    Segment(
+                        left.start,
+                        right.end,
+                        left.x0,
+                        min(left.y0, right.y0),
+                        right.x1,
+                        max(left.y1, right.y1),
+                    )
+                ]
+        joined.extend(row)
+    return joined
+
+
+def rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
+    """Consecutive pieces on one baseline band: a line, or the cells of a table row."""
+    row: list[Segment] = []
+    for piece in pieces:
+        if row and not same_row(row[-1], piece):
+            yield row
+            row = []
+        row.append(piece)
+    if row:
+        yield row

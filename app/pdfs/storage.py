@@ -247,6 +247,13 @@ class PdfStorage:
         except OSError as exc:
             raise StorageUnavailable(f"the PDF folder cannot be read ({exc.strerror})") from None
 
+    def has_record(self, key: str) -> bool:
+        """Blocking: whether a file this service wrote is at ``key`` (``originals.py``)."""
+        try:
+            return (self.root / key).is_file()
+        except OSError as exc:
+            raise StorageUnavailable(f"the PDF folder cannot be read ({exc.strerror})") from None
+
     def put_record(self, key: str, data: bytes, *, replace: bool = False) -> bool:
         """Blocking: write ``data`` at ``key`` (a path this service names: ``originals.py``)
         unless a file is there already (False); ``replace``: whatever is there. Create-only is

@@ -290,3 +290,26 @@ async def test_a_filename_with_control_characters_is_refused(
     response = await _refused(_settings(sqlite_url, tmp_path), docx_bytes(SENTENCES), "a\x00.docx")
     assert response.status_code == 422
     assert "filename" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("filename", "said"),
+    [
+        ("report\u202excod.docx", "U+202E"),  # a bidi override: shown as another name
+        ("report\x85.docx", "U+0085"),  # a C1 control
+        ("report\u200b.docx", "U+200B"),  # zero width
+        (".", "names no file"),
+        ("..", "names no file"),
+        ("folder/..", "names no file"),
+        ("folder\\", "names no file"),
+    ],
+)
+async def test_a_filename_that_hides_characters_or_names_a_folder_is_refused(
+    sqlite_url: str, tmp_path: Path, filename: str, said: str
+) -> None:
+    settings = _settings(sqlite_url, tmp_path)
+    response = await _refused(settings, docx_bytes(SENTENCES), filename)
+    assert response.status_code == 422, response.text
+    message = response.json()["error"]["message"]
+    assert "filename" in message
+    assert said in message

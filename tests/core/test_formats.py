@@ -104,3 +104,74 @@ def test_families() -> None:
     assert {family(f) for f in (SourceFormat.html, SourceFormat.markdown, SourceFormat.text)} == {
         "text"
     }
+
+
+_ODT = b"application/vnd.oasis.opendocument.text"
+
+
+def _odf_deflated(mimetype: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", mimetype)
+        archive.writestr("content.xml", b"<x/>")
+    return buffer.getvalue()
+
+
+def _patched(data: bytes, local: dict[int, int], central: dict[int, int]) -> bytes:
+    """``data`` with bytes of the first local header and the first central header set."""
+    out = bytearray(data)
+    start = out.find(b"PK\x01\x02")
+    for offset, value in local.items():
+        out[offset] = value
+    for offset, value in central.items():
+        out[start + offset] = value
+    return bytes(out)
+
+
+def test_a_mimetype_bomb_is_not_unpacked() -> None:
+    # 20 MB of "x" after the type deflates to ~20 KB; the refusal must not carry it.
+    bomb = _odf_deflated(_ODT + b"x" * 20_000_000)
+    assert len(bomb) < 100_000
+    with pytest.raises(UnsupportedMediaType) as caught:
+        sniff(bomb, "x.odt")
+    assert len(caught.value.message) < 400
+
+
+def test_corrupt_deflate_in_the_mimetype_is_422() -> None:
+    data = bytearray(_odf_deflated(_ODT))
+    body = 30 + len("mimetype")
+    data[body : body + 8] = b"\xff" * 8  # not a valid deflate stream
+    with pytest.raises(BadRequest, match="cannot be read"):
+        sniff(bytes(data), "x.odt")
+
+
+def test_an_encrypted_office_file_is_422_saying_remove_the_password() -> None:
+    # Bit 0 of the general-purpose flags (local header +6, central header +8): encrypted.
+    data = _patched(_odf_deflated(_ODT), {6: 1}, {8: 1})
+    with pytest.raises(BadRequest, match="password"):
+        sniff(data, "x.odt")
+
+
+def test_an_unknown_compression_method_is_422() -> None:
+    # Compression method 99 (AES) at local header +8 and central header +10.
+    data = _patched(_odf_deflated(_ODT), {8: 99}, {10: 99})
+    with pytest.raises(BadRequest, match="cannot be read"):
+        sniff(data, "x.odt")
+
+
+def test_text_over_the_limit_is_judged_by_its_head() -> None:
+    # Invalid UTF-8 far past the head: over the limit it is not decoded (the caller answers
+    # 413 by size); within the limit the whole body is decoded and refused.
+    data = "é".encode() * 40_000 + b"\xff" + b"a" * 10
+    assert sniff(data, "x.txt", max_text_bytes=1024) is SourceFormat.text
+    with pytest.raises(BadRequest, match="not UTF-8"):
+        sniff(data, "x.txt")
+    with pytest.raises(UnsupportedMediaType):
+        sniff(b"\x00\x01\x02" * 50_000, "x.txt", max_text_bytes=1024)
+
+
+def test_a_password_protected_docx_is_422_not_legacy_office() -> None:
+    # What Word saves with a password: an OLE file with an EncryptionInfo stream.
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 500 + "EncryptionInfo".encode("utf-16-le")
+    with pytest.raises(BadRequest, match="password"):
+        sniff(ole + b"\x00" * 100, "secret.docx")

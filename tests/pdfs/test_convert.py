@@ -3,8 +3,11 @@ at once do not collide), and a conversion past its clock killed with its whole p
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -14,7 +17,7 @@ import psutil
 import pymupdf
 import pytest
 
-from app.pdfs import convert
+from app.pdfs import convert, soffice
 from app.pdfs.convert import ConvertLimits, OfficeConverter
 from app.pdfs.errors import ConversionTimedOut, ConversionTooLarge
 from tests.fixtures.office import docx_bytes, odt_linking, rtf_bytes
@@ -69,8 +72,13 @@ def test_a_conversion_past_its_clock_is_killed_with_its_process_group(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # 6000 paragraphs take LibreOffice far longer than the 1 s allowed.
     big = rtf_bytes([f"Paragraph {n} of a long report about ferries." for n in range(6000)])
-    converter = OfficeConverter(ConvertLimits(timeout_s=1.0))
+    converter = OfficeConverter(ConvertLimits())
     try:
+        # The template first, with time to spare: with 1 s its own first start would time out
+        # and the conversion below would never run on the template's copy, as real ones do.
+        converter.convert(rtf_bytes(["A short note."]), "rtf", "note.rtf")
+        assert converter._template is not None
+        converter.limits = dataclasses.replace(converter.limits, timeout_s=1.0)
         with pytest.raises(ConversionTimedOut, match=r"report\.rtf was not converted"):
             converter.convert(big, "rtf", "report.rtf")
     finally:
@@ -115,7 +123,7 @@ def _fetches(url: str, isolate: bool | None) -> None:
         converter.close()
 
 
-@pytest.mark.skipif(not convert._can_isolate(), reason="user namespaces are not permitted here")
+@pytest.mark.skipif(not soffice.can_isolate(), reason="user namespaces are not permitted here")
 def test_a_linked_picture_is_fetched_by_neither_guard_alone(
     picture_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,3 +162,59 @@ def test_a_pdf_over_the_size_cap_is_refused() -> None:
             converter.convert(docx_bytes(["The ferry leaves at seven."]), "docx", "a.docx")
     finally:
         converter.close()
+
+
+def test_without_a_template_each_profile_still_keeps_a_linked_picture_unfetched(
+    picture_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, seen = picture_server
+    starts: list[Path] = []
+
+    def cannot(self: OfficeConverter, program: str, profile: Path) -> None:
+        starts.append(profile)
+        raise OSError("no template here (as when LibreOffice's first start fails)")
+
+    monkeypatch.setattr(OfficeConverter, "_first_start", cannot)
+    converter = OfficeConverter(ConvertLimits(isolate_network=False))
+    try:
+        for _ in range(2):
+            assert _text(converter.convert(odt_linking(url), "odt", "linked.odt")) == "A picture:"
+    finally:
+        converter.close()
+    assert seen == []  # the settings are in each conversion's own profile
+    assert len(starts) == 1  # a failed template is not tried again per conversion
+
+
+# Run in a process of its own: it makes itself a subreaper (as PID 1 in a container without an
+# init is), so the converter's orphans are handed to it, and lists its zombie children after.
+_ORPHANS = """
+import ctypes, sys
+import psutil
+from app.pdfs.convert import ConvertLimits, OfficeConverter
+from app.pdfs.errors import ConversionTimedOut
+assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+converter = OfficeConverter(ConvertLimits(soffice=sys.argv[1], timeout_s=1.0,
+                                          isolate_network=False))
+try:
+    converter.convert(b"{\\\\rtf1 x}", "rtf", "a.rtf")
+except ConversionTimedOut:
+    pass
+me = psutil.Process()
+print(len([c for c in me.children() if c.status() == psutil.STATUS_ZOMBIE]))
+"""
+
+
+def test_a_killed_conversion_leaves_no_zombie_to_its_reaper(tmp_path: Path) -> None:
+    # soffice's own shape: a script whose child outlives it (soffice.bin under oosplash).
+    fake = tmp_path / "soffice"
+    fake.write_text("#!/bin/sh\nsleep 300 &\nsleep 300\n")
+    fake.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-c", _ORPHANS, str(fake)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"

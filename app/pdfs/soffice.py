@@ -1,0 +1,90 @@
+"""The LibreOffice process of a conversion (``convert.py``): its environment, its network
+isolation, and killing and reaping its process group.
+
+When the service is PID 1 (a container without an init) or a subreaper, an orphaned
+``soffice.bin`` (its ``oosplash`` killed first) is handed to it; unreaped it would stay a zombie
+for good. So after a group is killed its members that became the service's children are
+waited for, by process group only: a wait for any child would take another conversion's exit
+status from ``Popen``. The image runs the service under tini too (Dockerfile).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+ISOLATE = ["unshare", "--user", "--map-root-user", "--net", "--"]
+# The variables LibreOffice is given; nothing else of the service's environment.
+_KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
+_VERSION = re.compile(rb"LibreOffice (\d+)\.(\d+)")
+# How long the processes of a killed conversion are waited for to be reaped.
+_REAP_S = 5.0
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = {key: os.environ[key] for key in _KEEP_ENV if key in os.environ}
+    env.update(HOME=str(home), TMPDIR=str(home), SAL_USE_VCLPLUGIN="svp")
+    return env
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap_group(pgid: int) -> None:
+    """Wait for the killed group's processes that became this process's children: when the
+    service is PID 1 (a container without an init) or a subreaper, an orphaned soffice.bin
+    is handed to it, and unreaped would stay a zombie for good. Only this group's: a wait for
+    any child would take the exit status of another conversion's process from ``Popen``.
+    Bounded: a member that is not this process's child is left to whoever it belongs to."""
+    deadline = time.monotonic() + _REAP_S
+    while True:
+        try:
+            while os.waitpid(-pgid, os.WNOHANG) != (0, 0):
+                pass
+        except ChildProcessError:
+            pass  # none of the group is (or is yet) a child of this process
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return  # the group is gone, zombies included
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)  # a member still dying, or about to be handed over on its parent's exit
+
+
+def can_isolate() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        done = subprocess.run(
+            [*ISOLATE, "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def version(program: str, home: Path) -> str | None:
+    """major.minor of the installed LibreOffice ("7.4"), as its profile records it."""
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            env=environment(home),
+            cwd=home,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = _VERSION.search(done.stdout)
+    return f"{int(found[1])}.{int(found[2])}" if found else None

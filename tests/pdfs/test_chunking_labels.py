@@ -1,0 +1,65 @@
+"""Lines in a page's top or bottom band whose numbers change from page to page: page labels
+("Page 3 of 9", "- 3 -", "第 3 頁") are furniture and left out of chunk text; the text's own
+lines that only happen to recur there with a changing number ("Chapter 1" to "Chapter 4" atop
+their pages, a deck's slide titles "Results (1/3)" to "(3/3)") are kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from app.pdfs.chunking import chunk_pdf
+
+WIDTH, HEIGHT = 595.0, 842.0
+
+
+def _prose(page: int, n: int) -> str:
+    return (
+        f"Section {page}.{n} records the tonnage landed at the quays, the berths let to the "
+        "fishing fleet and the dues collected from visiting vessels in the quarter."
+    )
+
+
+def _deck(path: Path, pages: int, top: str, bottom: str) -> None:
+    """``pages`` pages, each with ``top`` and ``bottom`` (``{n}``: the page's number) in the
+    top and bottom bands, drawn first, and a few lines of prose between."""
+    doc = pymupdf.open()
+    for _ in range(pages):
+        doc.new_page(width=WIDTH, height=HEIGHT)
+    for number in range(1, pages + 1):
+        page = doc[number - 1]
+        page.insert_text((72, 50), top.format(n=number), fontsize=14, fontname="china-t")
+        page.insert_text((270, 815), bottom.format(n=number), fontsize=9, fontname="china-t")
+        y = 130.0
+        for n in range(1, 6):
+            page.insert_text((72, y), _prose(number, n)[:80], fontsize=11)
+            y += 40
+    doc.save(path)
+
+
+def _text(path: Path) -> str:
+    chunks, _ = chunk_pdf(path, target_chars=600, max_chars=900)
+    return "\n".join(chunk.text for chunk in chunks)
+
+
+@pytest.mark.parametrize("footer", ["Page {n} of 4", "- {n} -", "委 {n}", "第 {n} 頁", "p. {n}"])
+def test_chapter_headings_stay_and_page_labels_go(tmp_path: Path, footer: str) -> None:
+    _deck(tmp_path / "book.pdf", 4, "Chapter {n}", footer)
+    text = _text(tmp_path / "book.pdf")
+    assert [f"Chapter {n}" in text for n in range(1, 5)] == [True] * 4
+    assert not any(footer.format(n=n) in text for n in range(1, 5)), text
+
+
+def test_slide_titles_numbered_k_of_n_stay(tmp_path: Path) -> None:
+    _deck(tmp_path / "deck.pdf", 3, "Results ({n}/3)", "Harbour Board {n}")
+    text = _text(tmp_path / "deck.pdf")
+    assert [f"Results ({n}/3)" in text for n in range(1, 4)] == [True] * 3
+
+
+def test_a_running_header_with_its_own_digits_goes(tmp_path: Path) -> None:
+    # Identical digits on every page ("2024"): a running header, whatever its numbers.
+    _deck(tmp_path / "report.pdf", 4, "Annual Report 2024", "- {n} -")
+    text = _text(tmp_path / "report.pdf")
+    assert "Annual Report 2024" not in text
