@@ -18,8 +18,10 @@ rows also recur near the top of several pages, under the running header, and run
 table (its years are no page numbers either: a bare number is furniture only when it counts
 with the pages). Likewise a band line whose numbers change from page to page is furniture only
 when it reads as a page label ("Page 3 of 9", "- 3 -", "第 3 頁", "委 134", "F-3": besides the
-numbers, page words or one letter, the number counting with the pages); "Chapter 1" to
-"Chapter 4" atop their pages and a deck's "Results (1/3)" to "(3/3)" are the text's own.
+numbers, page words or one letter, the number counting with the pages), is a long running
+header with its page number, or a short one whose one number, first or last, steps with the
+pages ("PIRACY 27"); chapter headings atop the pages where chapters start and a deck's
+"Results (1/3)" to "(3/3)" are the text's own.
 
 Also here: a printed line PyMuPDF made two lines of (a run-in heading and its text) joined
 back into one (``joined_lines``).
@@ -96,6 +98,34 @@ def _is_page_label(key: str) -> bool:
     return "#" in key and (one_letter or _PAGE_WORDS.fullmatch(rest) is not None)
 
 
+def _running_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
+    """The furniture lines of a short running header with its page number ("PIRACY 27", "12
+    FREE CULTURE"): one number, first or last on the line, that steps with the pages at one
+    stride over all the key's lines (value = stride x page + offset, stride 1 in a whole book,
+    8 in every eighth page of it). A chapter's heading steps irregularly ("Chapter 2" on page
+    9, "Chapter 3" on page 30); a deck's "Results (2/3)" holds two numbers."""
+    lines: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
+    for line in index.furniture:
+        # The printed line, not the skeleton, which runs "(1/3)" together into one number.
+        printed = index.chars[line.start : line.end].strip()
+        numbers = _DIGITS.findall(printed)
+        at_edge = printed[:1].isdigit() or printed[-1:].isdigit()
+        if len(numbers) == 1 and at_edge and len(numbers[0]) <= 4:
+            key = furniture_key(line.skeleton)
+            lines[key].append((line.page, int(numbers[0]), line.start, line.end))
+    found: set[tuple[int, int]] = set()
+    for seen in lines.values():
+        seen.sort()
+        if len(seen) < MIN_PAGES or len({page for page, *_ in seen}) < len(seen):
+            continue
+        steps = {
+            (b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(seen, seen[1:], strict=False)
+        }
+        if len(steps) == 1 and (stride := steps.pop()) >= 1 and stride.is_integer():
+            found.update((start, end) for *_, start, end in seen)
+    return found
+
+
 def _varying(index: DocumentIndex) -> set[str]:
     """The furniture keys whose lines differ in their digits (a running header repeats its
     digits: "Form 10-K 2023" on every page)."""
@@ -112,7 +142,7 @@ def furniture_ranges(index: DocumentIndex) -> list[tuple[int, int]]:
     for line in index.furniture:
         if line.page != 1:
             heights[furniture_key(line.skeleton)].append(_height(index, line.start, line.end))
-    page_labels = _page_labels(index)
+    page_labels = _page_labels(index) | _running_numbers(index)
     varying = _varying(index)
     ranges: list[tuple[int, int]] = []
     for line in index.furniture:

@@ -22,15 +22,18 @@ def _prose(page: int, n: int) -> str:
     )
 
 
-def _deck(path: Path, pages: int, top: str, bottom: str) -> None:
+def _deck(path: Path, pages: int, top: str | dict[int, str], bottom: str) -> None:
     """``pages`` pages, each with ``top`` and ``bottom`` (``{n}``: the page's number) in the
-    top and bottom bands, drawn first, and a few lines of prose between."""
+    top and bottom bands, drawn first, and a few lines of prose between; ``top`` as a dict
+    names the pages that have one."""
     doc = pymupdf.open()
     for _ in range(pages):
         doc.new_page(width=WIDTH, height=HEIGHT)
     for number in range(1, pages + 1):
         page = doc[number - 1]
-        page.insert_text((72, 50), top.format(n=number), fontsize=14, fontname="china-t")
+        head = top.get(number, "") if isinstance(top, dict) else top.format(n=number)
+        if head:
+            page.insert_text((72, 50), head, fontsize=14, fontname="china-t")
         page.insert_text((270, 815), bottom.format(n=number), fontsize=9, fontname="china-t")
         y = 130.0
         for n in range(1, 6):
@@ -46,10 +49,22 @@ def _text(path: Path) -> str:
 
 @pytest.mark.parametrize("footer", ["Page {n} of 4", "- {n} -", "委 {n}", "第 {n} 頁", "p. {n}"])
 def test_chapter_headings_stay_and_page_labels_go(tmp_path: Path, footer: str) -> None:
-    _deck(tmp_path / "book.pdf", 4, "Chapter {n}", footer)
+    # Chapters start where their text does, not one to a page.
+    chapters = {1: "Chapter 1", 2: "Chapter 2", 4: "Chapter 3", 5: "Chapter 4"}
+    _deck(tmp_path / "book.pdf", 5, chapters, footer)
     text = _text(tmp_path / "book.pdf")
     assert [f"Chapter {n}" in text for n in range(1, 5)] == [True] * 4
-    assert not any(footer.format(n=n) in text for n in range(1, 5)), text
+    assert not any(footer.format(n=n) in text for n in range(1, 6)), text
+
+
+@pytest.mark.parametrize("stride", [1, 8])
+def test_a_short_running_header_with_its_page_number_goes(tmp_path: Path, stride: int) -> None:
+    # A book's "PIRACY 27" on every page (stride 1), or on every eighth page of it (8): its one
+    # number steps with the pages.
+    heads = {n: f"PIRACY {20 + stride * n}" for n in range(1, 6)}
+    _deck(tmp_path / "book.pdf", 5, heads, "")
+    text = _text(tmp_path / "book.pdf")
+    assert "PIRACY" not in text, text
 
 
 def test_slide_titles_numbered_k_of_n_stay(tmp_path: Path) -> None:
