@@ -118,9 +118,7 @@ def _running_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
         seen.sort()
         if len(seen) < MIN_PAGES or len({page for page, *_ in seen}) < len(seen):
             continue
-        steps = {
-            (b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(seen, seen[1:], strict=False)
-        }
+        steps = {(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(seen, seen[1:], strict=False)}
         if len(steps) == 1 and (stride := steps.pop()) >= 1 and stride.is_integer():
             found.update((start, end) for *_, start, end in seen)
     return found
