@@ -101,6 +101,17 @@ async def _highlight_and_check(
     # Every word of the cited sentence is under a rectangle, and nothing of the next one.
     assert set(_words(CITED)) <= set(covered), covered
     assert "tickets" not in covered
+    # The W3C selectors find the cited sentence in the document's text as the service serves it.
+    served = await client.get(f"/v2/documents/{result['document_id']}/text")
+    assert served.status_code == 200, served.text
+    text = served.json()["text"]
+    cited = [h for h in result["highlights"] if CITED in " ".join(h["display_text"].split())]
+    for highlight in cited:
+        quote, position = highlight["selectors"]
+        assert (quote["type"], position["type"]) == ("TextQuoteSelector", "TextPositionSelector")
+        assert text[position["start"] : position["end"]] == quote["exact"]
+        assert text.count(quote["prefix"] + quote["exact"] + quote["suffix"]) == 1
+        assert CITED in " ".join(quote["exact"].split())
     return dict(result)
 
 
