@@ -61,6 +61,9 @@ RUN_IN_WIDTH = 3.0
 # a running header with its page number ("12 FREE CULTURE", "54321 Federal Register / Vol.
 # 85 ..."); a heading recurring there is shorter ("Chapter 3", "Results (2/3)").
 RUNNING_HEADER_LETTERS = 10
+# A short band line whose one number steps with the pages is a running header only when its
+# characters are at most this share taller than the body's (a heading is set larger).
+HEADER_GROWTH = 0.1
 _DIGITS = re.compile(r"\d+")
 # What a page label says besides its numbers, in skeleton form (letters only, case-folded):
 # "Page 3 of 9", "p. 3", "Seite 3 von 9", "página 3 de 9", "page 3 sur 9", "第 3 頁".
@@ -98,14 +101,41 @@ def _is_page_label(key: str) -> bool:
     return "#" in key and (one_letter or _PAGE_WORDS.fullmatch(rest) is not None)
 
 
+def _char_height(index: DocumentIndex, start: int, end: int) -> float:
+    heights = [
+        index.boxes[4 * i + 3] - index.boxes[4 * i + 1]
+        for i in range(start, end)
+        if not index.chars[i].isspace()
+    ]
+    return median(heights) if heights else 0.0
+
+
+def _body_height(index: DocumentIndex) -> float:
+    """The median character height of the document's text (a sample of some 20,000 characters:
+    the body's type size, which most characters are set in)."""
+    step = max(1, len(index.chars) // 20_000)
+    heights = [
+        index.boxes[4 * i + 3] - index.boxes[4 * i + 1]
+        for i in range(0, len(index.chars), step)
+        if not index.chars[i].isspace()
+    ]
+    return median(heights) if heights else 0.0
+
+
 def _running_numbers(index: DocumentIndex) -> set[tuple[int, int]]:
     """The furniture lines of a short running header with its page number ("PIRACY 27", "12
     FREE CULTURE"): one number, first or last on the line, that steps with the pages at one
     stride over all the key's lines (value = stride x page + offset, stride 1 in a whole book,
     8 in every eighth page of it). A chapter's heading steps irregularly ("Chapter 2" on page
-    9, "Chapter 3" on page 30); a deck's "Results (2/3)" holds two numbers."""
+    9, "Chapter 3" on page 30); a deck's "Results (2/3)" holds two numbers; a heading one to a
+    page ("Week 3", "Question 3") is set larger than the body."""
+    body = _body_height(index)
     lines: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
     for line in index.furniture:
+        # Set larger than the body's text, a numbered line is a heading ("Week 3", "Question
+        # 3" atop each slide), whatever its numbers do; running headers are set no larger.
+        if _char_height(index, line.start, line.end) > (1 + HEADER_GROWTH) * body:
+            continue
         # The printed line, not the skeleton, which runs "(1/3)" together into one number.
         printed = index.chars[line.start : line.end].strip()
         numbers = _DIGITS.findall(printed)

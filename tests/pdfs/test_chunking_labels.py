@@ -22,7 +22,9 @@ def _prose(page: int, n: int) -> str:
     )
 
 
-def _deck(path: Path, pages: int, top: str | dict[int, str], bottom: str) -> None:
+def _deck(
+    path: Path, pages: int, top: str | dict[int, str], bottom: str, top_size: float = 14
+) -> None:
     """``pages`` pages, each with ``top`` and ``bottom`` (``{n}``: the page's number) in the
     top and bottom bands, drawn first, and a few lines of prose between; ``top`` as a dict
     names the pages that have one."""
@@ -33,7 +35,7 @@ def _deck(path: Path, pages: int, top: str | dict[int, str], bottom: str) -> Non
         page = doc[number - 1]
         head = top.get(number, "") if isinstance(top, dict) else top.format(n=number)
         if head:
-            page.insert_text((72, 50), head, fontsize=14, fontname="china-t")
+            page.insert_text((72, 50), head, fontsize=top_size, fontname="china-t")
         page.insert_text((270, 815), bottom.format(n=number), fontsize=9, fontname="china-t")
         y = 130.0
         for n in range(1, 6):
@@ -62,7 +64,7 @@ def test_a_short_running_header_with_its_page_number_goes(tmp_path: Path, stride
     # A book's "PIRACY 27" on every page (stride 1), or on every eighth page of it (8): its one
     # number steps with the pages.
     heads = {n: f"PIRACY {20 + stride * n}" for n in range(1, 6)}
-    _deck(tmp_path / "book.pdf", 5, heads, "")
+    _deck(tmp_path / "book.pdf", 5, heads, "", top_size=10)
     text = _text(tmp_path / "book.pdf")
     assert "PIRACY" not in text, text
 
@@ -78,3 +80,11 @@ def test_a_running_header_with_its_own_digits_goes(tmp_path: Path) -> None:
     _deck(tmp_path / "report.pdf", 4, "Annual Report 2024", "- {n} -")
     text = _text(tmp_path / "report.pdf")
     assert "Annual Report 2024" not in text
+
+
+@pytest.mark.parametrize("heading", ["Week {n}", "Question {n}", "Chapter {n}"])
+def test_headings_one_to_a_page_stay(tmp_path: Path, heading: str) -> None:
+    # Numbered like a running header's page number, but set larger than the body: headings.
+    _deck(tmp_path / "deck.pdf", 4, heading, "Harbour Board {n}")
+    text = _text(tmp_path / "deck.pdf")
+    assert [heading.format(n=n) in text for n in range(1, 5)] == [True] * 4, text
