@@ -140,11 +140,14 @@ def _cjk_wrap(text: str, blank: re.Match[str]) -> bool:
 
 
 def _cjk_line_cuts(text: str) -> Iterator[int]:
-    """Single line breaks inside CJK text after a title or a heading row. Chunkers join a CJK
+    """Single line breaks inside CJK text before or after a heading row. Chunkers join a CJK
     paragraph's printed lines with nothing or with a line break, and a table's rows with a
-    line break: a break after a narrow line or a heading row starts the block under it."""
+    line break: a heading row is a block of its own. A narrow line before a single break is
+    not enough (unlike before a blank line): hard-wrapped text and lines that wrap around a
+    figure break early mid-sentence ("今日は天気が良いので" / "公園に行って…")."""
     for match in _CJK_LINE_BREAK.finditer(text):
-        if _cjk_heading(*_line_around(text, match.start(), match.end())):
+        before, after = _line_around(text, match.start(), match.end())
+        if _HEADING_ROW.fullmatch(before) or _HEADING_ROW.fullmatch(after):
             yield match.start()
 
 

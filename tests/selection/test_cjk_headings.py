@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -128,12 +129,25 @@ def test_a_sentence_cut_into_equal_printed_lines_is_one_sentence(
     body=st.text(
         alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FA5), min_size=12, max_size=60
     ),
-    joiner=st.sampled_from(["\n", "\n\n"]),
 )
 def test_a_title_narrower_than_the_block_under_it_is_its_own_sentence(
-    title: str, body: str, joiner: str
+    title: str, body: str
 ) -> None:
-    assert _texts(f"{title}{joiner}{body}。") == [title, f"{body}。"]
+    # A blank line under a narrow line ends it; a single line break does not (next test).
+    assert _texts(f"{title}\n\n{body}。") == [title, f"{body}。"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "今日は天気が良いので\n公園に行って子供たちと一緒にお弁当を食べて、夕方まで遊びました。",
+        "我们认为\n这个方案的成本比其他方案更加低廉，而且实施起来也更加简单方便。",
+    ],
+)
+def test_a_hard_wrapped_line_that_breaks_early_reads_on(text: str) -> None:
+    # Plain text keeps its line breaks, and text wraps early around a figure: a narrower line
+    # before a single break is no title.
+    assert _texts(text) == [text]
 
 
 def test_the_bills_table_chunk_starts_with_its_title(shared_pdfs: Path) -> None:
