@@ -104,6 +104,9 @@ _BLOCKS = frozenset(
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _SPACE = re.compile(r"[ \t\n\r\f]+")
 _BREAK, _CELL = "\x1e", "\x1f"  # stand-ins while white space is collapsed
+# Control characters a file may carry (a browser shows none of them), out before anything is
+# read: the stand-ins above and _inline's placeholders are control characters too.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 class _Reader(HTMLParser):
@@ -229,6 +232,7 @@ def _kind_of(stack: list[str]) -> tuple[BlockKind, int]:
 
 
 def html_to_text(markup: str) -> SourceDocument:
+    markup = _CONTROLS.sub("", markup)
     reader = _Reader()
     reader.feed(markup)
     reader.close()
@@ -308,6 +312,7 @@ def _at(lines: list[str], i: int) -> str:
 
 
 def markdown_to_text(source: str) -> SourceDocument:
+    source = _CONTROLS.sub("", source)
     lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     blocks: list[Block] = []
     para: list[str] = []
@@ -384,5 +389,6 @@ def markdown_to_text(source: str) -> SourceDocument:
 
 
 def plain_to_text(source: str) -> SourceDocument:
+    source = _CONTROLS.sub("", source)
     text = source.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     return assemble([Block("paragraph", text)])

@@ -3,6 +3,8 @@ selectors rely on (blocks and chunks tile the text), by property where it helps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -228,3 +230,16 @@ def test_html_unknown_marked_section_is_skipped() -> None:
 def test_html_doctype_internal_subset_is_not_text() -> None:
     doc = html_to_text('<!DOCTYPE html [ <!ENTITY x "y"> ]><p>a</p>')
     assert doc.text == "a"
+
+
+@pytest.mark.parametrize("convert", [markdown_to_text, html_to_text, plain_to_text])
+def test_control_characters_in_a_file_are_left_out_not_read_as_placeholders(
+    convert: Callable[[str], SourceDocument],
+) -> None:
+    # The Markdown reader's placeholders are control characters: one in the file ("\x0299\x02")
+    # was read as the 99th escape and raised IndexError (a 500 for an upload).
+    source = "The dues rose \x0299\x02 in May, *by far* \\& more.\x00\n\nThe fleet \x01grew."
+    text = convert(source).text
+    assert not any(ord(c) < 32 and c not in "\t\n\r\f" for c in text)
+    assert "99" in text
+    assert "fleet" in text
