@@ -325,10 +325,9 @@ class DocumentService:
             raise ConverterMissing(f"{name} is an Office document, and this service converts none")
         converted = await asyncio.to_thread(known_pdf, self.storage, data, actual, fmt.value)
         if converted is None:
-            async with self.converter.slot(name):
-                converted = await asyncio.to_thread(
-                    converted_pdf, self.storage, self.converter, data, actual, fmt.value, name
-                )
+            converted = await self.converter.run(
+                name, converted_pdf, self.storage, self.converter, data, actual, fmt.value, name
+            )
         origin = Origin(fmt, filename, actual, converted.original_path)
         return await self._take_pdf(
             document_id,

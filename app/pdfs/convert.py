@@ -47,7 +47,6 @@ After a kill, the group's processes handed to this process (as PID 1 or a subrea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 import signal
@@ -56,9 +55,10 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from app.pdfs.errors import (
     ConversionBusy,
@@ -121,6 +121,15 @@ class ConvertLimits:
     isolate_network: bool | None = None
 
 
+T = TypeVar("T")
+
+
+def _release(gate: asyncio.Semaphore, done: asyncio.Future[Any]) -> None:
+    gate.release()
+    if not done.cancelled():
+        done.exception()  # retrieved: a caller that stopped waiting never reads it
+
+
 class OfficeConverter:
     """Blocking conversions (call ``convert`` from a thread). Thread-safe; ``close`` removes the
     template profile."""
@@ -142,21 +151,21 @@ class OfficeConverter:
         """The converter's path, or None when it is not installed."""
         return shutil.which(self.limits.soffice)
 
-    @contextlib.asynccontextmanager
-    async def slot(self, name: str) -> AsyncIterator[None]:
-        """Wait for a conversion slot on the event loop, before going to a thread: a thread
-        blocked on the slots would hold one of the default executor's few threads (6 on 2
-        cores) for up to the timeout, and starve every other blocking call (batches,
-        /readyz). ``ConversionBusy`` when none frees within the timeout."""
+    async def run(self, name: str, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in a thread once a conversion slot is free, waited for on the
+        event loop: a thread blocked on the slots would hold one of the default executor's few
+        threads (6 on 2 cores) for up to the timeout, and starve every other blocking call
+        (batches, /readyz). ``ConversionBusy`` when none frees within the timeout. The slot is
+        given back when the thread is done, not when the caller stops waiting: a cancelled
+        upload's conversion goes on in its thread, and the gate must go on counting it."""
         gate = self._gate()
         try:
             await asyncio.wait_for(gate.acquire(), self.limits.timeout_s)
         except TimeoutError:
             raise self._busy(name) from None
-        try:
-            yield
-        finally:
-            gate.release()
+        future = asyncio.ensure_future(asyncio.to_thread(function, *args))
+        future.add_done_callback(lambda done: _release(gate, done))
+        return await asyncio.shield(future)
 
     def _gate(self) -> asyncio.Semaphore:
         # One per event loop (a semaphore belongs to the loop it first waits on; tests run

@@ -65,3 +65,55 @@ async def test_uploads_waiting_for_a_slot_hold_no_thread(sqlite_url: str, tmp_pa
             await asyncio.gather(*uploads, return_exceptions=True)
     assert probe == "ran"
     assert waiting == len(uploads)
+
+
+async def test_a_cancelled_upload_keeps_its_slot_until_its_conversion_ends(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    # An upload cancelled (a client gone, a shutdown) while its conversion runs: the conversion
+    # goes on in its thread, so its slot must stay taken. Given back at the cancellation, the
+    # next waiting upload would go to a thread and block there on the converter's own slots;
+    # seven such cancellations would hold every one of the executor's six threads.
+    started, stop = tmp_path / "started", tmp_path / "stop"
+    fake = tmp_path / "soffice"
+    fake.write_text(
+        f"#!/bin/sh\necho $$ >> {started}\nwhile [ ! -e {stop} ]; do sleep 0.05; done\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    settings = make_settings(
+        sqlite_url,
+        tmp_path / "pdfs",
+        soffice_path=str(fake),
+        office_timeout_s=TIMEOUT_S,
+        pdf_workers=1,
+    )
+    async with app_client(settings) as client:
+        uploads = [
+            asyncio.create_task(
+                client.put(
+                    f"/v2/documents/doc{n}/file",
+                    params={"filename": f"doc{n}.docx"},
+                    content=docx_bytes([f"The ferry number {n} leaves at seven."]),
+                    headers={"content-type": "application/octet-stream"},
+                )
+            )
+            for n in range(10)
+        ]
+        try:
+            while not started.exists():
+                await asyncio.sleep(0.05)
+            for upload in uploads[:7]:  # the holder first, then six that were waiting
+                upload.cancel()
+                await asyncio.gather(upload, return_exceptions=True)
+                await asyncio.sleep(0.05)  # time for a released slot to be taken
+            probe = await asyncio.to_thread(lambda: "ran")
+            waiting = sum(not upload.done() for upload in uploads[7:])
+            conversions = len(started.read_text().split())
+        finally:
+            stop.touch()
+            for upload in uploads:
+                upload.cancel()
+            await asyncio.gather(*uploads, return_exceptions=True)
+    assert probe == "ran"
+    assert waiting == 3  # none gave up (ConversionBusy) waiting for a thread
+    assert conversions == 1  # the cancelled one's conversion still holds the only slot
