@@ -102,6 +102,8 @@ _HTML = re.compile(
 _CONTROL_SHARE = 0.01
 # How much of an ODF "mimetype" entry is read: the longest ODF type is 47 bytes.
 _MIMETYPE_BYTES = 100
+_MANIFEST = "META-INF/manifest.xml"
+_MANIFEST_BYTES = 1 << 20
 # Bit 0 of a ZIP entry's flags: the entry is encrypted.
 _ENCRYPTED = 0x1
 # A password-protected DOCX, PPTX or XLSX is no ZIP but an OLE file holding the encrypted
@@ -175,6 +177,12 @@ def _zip_format(data: bytes) -> SourceFormat:
                     raw = entry.read(_MIMETYPE_BYTES)
                 mimetype = raw.decode("ascii", "replace").strip()
                 if mimetype in _ODF:
+                    # A password-protected ODF file keeps its mimetype plain and encrypts its
+                    # content, which its manifest declares (read a bounded head of it).
+                    if _MANIFEST in names:
+                        with archive.open(_MANIFEST) as entry:
+                            if b"encryption-data" in entry.read(_MANIFEST_BYTES):
+                                raise _encrypted()
                     return _ODF[mimetype]
                 raise _unsupported(f"an OpenDocument file of type {mimetype[:80]!r}")
     # RuntimeError: what zipfile raises for what it cannot read (NotImplementedError for a

@@ -175,3 +175,27 @@ def test_a_password_protected_docx_is_422_not_legacy_office() -> None:
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 500 + "EncryptionInfo".encode("utf-16-le")
     with pytest.raises(BadRequest, match="password"):
         sniff(ole + b"\x00" * 100, "secret.docx")
+
+
+def test_a_password_protected_odt_is_422_before_any_conversion() -> None:
+    # ODF encryption leaves the mimetype entry plain and declares the encrypted parts in the
+    # manifest (ODF 1.2, 3.8: <manifest:encryption-data>).
+    manifest = (
+        b'<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        b'<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml">'
+        b'<manifest:encryption-data manifest:checksum-type="SHA1/1K"/></manifest:file-entry>'
+        b"</manifest:manifest>"
+    )
+
+    def odt(manifest: bytes) -> bytes:
+        entries = {
+            "mimetype": b"application/vnd.oasis.opendocument.text",
+            "META-INF/manifest.xml": manifest,
+            "content.xml": b"\x8a\x13 encrypted bytes",
+        }
+        return _zip(entries, stored_first="mimetype")
+
+    with pytest.raises(BadRequest, match="password-protected"):
+        sniff(odt(manifest), "minutes.odt")
+    plain = manifest.replace(b'<manifest:encryption-data manifest:checksum-type="SHA1/1K"/>', b"")
+    assert sniff(odt(plain), "minutes.odt") == SourceFormat.odt
