@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from app.pdfs.soffice import receives_orphans
 
 _SUBREAPER = (
@@ -16,6 +18,7 @@ _SUBREAPER = (
 )
 
 
+@pytest.mark.slow  # starts a Python process
 def test_only_pid_1_or_a_subreaper_receives_orphans() -> None:
     assert receives_orphans() is (os.getpid() == 1)
     done = subprocess.run(
