@@ -25,7 +25,7 @@ check:  ## format, lint, types (app and tests), import layering
 test-fast:  ## the unit tests, in parallel (23-27 s on 2 cores): no API, other program, PostgreSQL or vLLM
 	$(PY) -m pytest -q -m "not slow and not postgres and not vllm" --ignore=tests/api
 
-test:  ## the README's test command, in parallel (everything but the vLLM suite; 5-8 min on 2 cores)
+test:  ## the README's test command, in parallel (everything but the vLLM suite; 10-12 min on 2 cores)
 	$(PY) -m pytest
 
 contract:  ## regenerate frontend-contract/ (OpenAPI, TypeScript types) and app/viewer/static
