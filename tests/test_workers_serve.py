@@ -332,8 +332,11 @@ def test_two_workers_come_up_and_stay_up_on_a_busy_core(
         with (
             _one_busy_core(hogs=4),
             # Generous bounds that only guard against a hang: on one core shared with four busy
-            # processes a worker takes several times its idle start-up.
-            live_service(tmp_path, env, "serve", "--workers", "2", startup_s=180) as service,
+            # processes a worker takes several times its idle start-up, and its stop (the
+            # service is stopped while the hogs still run: 30 s was once too little in CI).
+            live_service(
+                tmp_path, env, "serve", "--workers", "2", startup_s=180, stop_s=180
+            ) as service,
         ):
             by_worker, opened = _one_connection_per_worker(service, 2, timeout_s=180)
             for connection in opened:
