@@ -19,13 +19,12 @@ answered, whatever other batches evict meanwhile.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from app.alignment.selectors import quote_selector, text_fragment
 from app.highlights.cited import StoredChunk
+from app.highlights.kept import MAX_DOCUMENTS, KeptPerDocument, key_of
 from app.highlights.schemas import (
     Highlight,
     HighlightBatchResponse,
@@ -33,15 +32,7 @@ from app.highlights.schemas import (
     TextQuoteSelector,
 )
 
-MAX_DOCUMENTS = 64
 SEPARATOR = "\n\n"
-
-Key = tuple[str, str, str]  # document id, content hash, when its chunks last changed
-
-
-def _key(chunk: StoredChunk) -> Key:
-    changed = chunk.updated_at.isoformat() if chunk.updated_at else ""
-    return chunk.document_id, chunk.sha256, changed
 
 
 @dataclass(frozen=True)
@@ -70,22 +61,13 @@ NO_TEXT = SourceText("", {})
 
 class SourceTexts:
     def __init__(self, max_documents: int = MAX_DOCUMENTS) -> None:
-        self._known: OrderedDict[Key, SourceText] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_documents = max_documents
+        self._kept: KeptPerDocument[SourceText] = KeptPerDocument(max_documents)
 
     def held(self, chunks: Mapping[str, StoredChunk]) -> dict[str, SourceText]:
         """Per cited chunk id, its document's text when this process keeps it. The batch holds
         on to these until it is answered: another batch may evict them meanwhile, and the
         documents left out are the ones the batch reads."""
-        out: dict[str, SourceText] = {}
-        with self._lock:
-            for cid, chunk in chunks.items():
-                kept = self._known.get(_key(chunk))
-                if kept is not None:
-                    self._known.move_to_end(_key(chunk))
-                    out[cid] = kept
-        return out
+        return self._kept.per_chunk(chunks)
 
     def of(
         self,
@@ -104,13 +86,9 @@ class SourceTexts:
             if chunk.document_id not in built:
                 built[chunk.document_id] = SourceText.of(read[chunk.document_id])
             out[cid] = built[chunk.document_id]
-        with self._lock:
-            for chunk in chunks.values():
-                if chunk.document_id in built:
-                    self._known[_key(chunk)] = built[chunk.document_id]
-                    self._known.move_to_end(_key(chunk))
-            while len(self._known) > self.max_documents:
-                self._known.popitem(last=False)
+        self._kept.put(
+            {key_of(c): built[c.document_id] for c in chunks.values() if c.document_id in built}
+        )
         return out
 
 
