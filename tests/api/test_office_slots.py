@@ -9,8 +9,10 @@ import asyncio
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
+from app.core.config import Settings
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.office import docx_bytes
 
@@ -24,32 +26,42 @@ def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'highlight.db'}"
 
 
-async def test_uploads_waiting_for_a_slot_hold_no_thread(sqlite_url: str, tmp_path: Path) -> None:
-    started, stop = tmp_path / "started", tmp_path / "stop"
+def _one_slot_settings(sqlite_url: str, tmp_path: Path, started: Path, stop: Path) -> Settings:
+    """One conversion slot, and a converter that notes its start in ``started`` and runs until
+    ``stop`` exists, then fails."""
     fake = tmp_path / "soffice"
     fake.write_text(
         f"#!/bin/sh\necho $$ >> {started}\nwhile [ ! -e {stop} ]; do sleep 0.05; done\nexit 1\n"
     )
     fake.chmod(0o755)
-    settings = make_settings(
+    return make_settings(
         sqlite_url,
         tmp_path / "pdfs",
         soffice_path=str(fake),
         office_timeout_s=TIMEOUT_S,
         pdf_workers=1,
     )
-    async with app_client(settings) as client:
-        uploads = [
-            asyncio.create_task(
-                client.put(
-                    f"/v2/documents/doc{n}/file",
-                    params={"filename": f"doc{n}.docx"},
-                    content=docx_bytes([f"The ferry number {n} leaves at seven."]),
-                    headers={"content-type": "application/octet-stream"},
-                )
+
+
+def _ten_uploads(client: httpx.AsyncClient) -> list[asyncio.Task[httpx.Response]]:
+    return [
+        asyncio.create_task(
+            client.put(
+                f"/v2/documents/doc{n}/file",
+                params={"filename": f"doc{n}.docx"},
+                content=docx_bytes([f"The ferry number {n} leaves at seven."]),
+                headers={"content-type": "application/octet-stream"},
             )
-            for n in range(10)
-        ]
+        )
+        for n in range(10)
+    ]
+
+
+async def test_uploads_waiting_for_a_slot_hold_no_thread(sqlite_url: str, tmp_path: Path) -> None:
+    started, stop = tmp_path / "started", tmp_path / "stop"
+    settings = _one_slot_settings(sqlite_url, tmp_path, started, stop)
+    async with app_client(settings) as client:
+        uploads = _ten_uploads(client)
         try:
             while not started.exists():  # one conversion holds the only slot
                 assert not all(upload.done() for upload in uploads), uploads[0].result().text
@@ -75,30 +87,9 @@ async def test_a_cancelled_upload_keeps_its_slot_until_its_conversion_ends(
     # next waiting upload would go to a thread and block there on the converter's own slots;
     # seven such cancellations would hold every one of the executor's six threads.
     started, stop = tmp_path / "started", tmp_path / "stop"
-    fake = tmp_path / "soffice"
-    fake.write_text(
-        f"#!/bin/sh\necho $$ >> {started}\nwhile [ ! -e {stop} ]; do sleep 0.05; done\nexit 1\n"
-    )
-    fake.chmod(0o755)
-    settings = make_settings(
-        sqlite_url,
-        tmp_path / "pdfs",
-        soffice_path=str(fake),
-        office_timeout_s=TIMEOUT_S,
-        pdf_workers=1,
-    )
+    settings = _one_slot_settings(sqlite_url, tmp_path, started, stop)
     async with app_client(settings) as client:
-        uploads = [
-            asyncio.create_task(
-                client.put(
-                    f"/v2/documents/doc{n}/file",
-                    params={"filename": f"doc{n}.docx"},
-                    content=docx_bytes([f"The ferry number {n} leaves at seven."]),
-                    headers={"content-type": "application/octet-stream"},
-                )
-            )
-            for n in range(10)
-        ]
+        uploads = _ten_uploads(client)
         try:
             while not started.exists():
                 await asyncio.sleep(0.05)
