@@ -6,11 +6,13 @@ or one row per line with no full stop anywhere. Split as prose, the whole table 
 and a highlight of the row that holds the figure lights fourteen rows. A reader, and a model,
 want the row.
 
-A row ends where its figures end: after a run of figure cells ("4,756", "(1,501)", "$", "—",
-"13.6 %") comes a label that starts with a capital letter, or a new line. A label ending in a
-colon before a capital ("Cash flows from operating activities: Net income ...") is a row of its
-own. Only a *tabular* piece is cut: one with at least ``MIN_ROWS`` rows ending in figures, so prose
-that states a figure ("rose 12% to $3.8 billion, driven by ...") is never split.
+A row ends where its figures end: after a run of two figure cells or more ("4,756", "(1,501)",
+"$", "—", "13.6 %") comes a label that starts with a capital letter, or after one or more, a new
+line (one figure before a capital is as often prose: "We opened 25 New York stores"). A label
+ending in a colon before a capital ("Cash flows from operating activities: Net income ...") is a
+row of its own. Only a *tabular* piece is cut: one with at least ``MIN_ROWS`` rows ending in
+figures, so prose that states a figure ("rose 12% to $3.8 billion, driven by ...") is never
+split.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def row_cuts(text: str, start: int, end: int) -> list[int]:
             if (
                 ended_on_cell
                 and _is_row(row)
-                and ("\n" in text[prev_end:at] or _starts_label(token))
+                and ("\n" in text[prev_end:at] or (_starts_label(token) and _run_of_cells(row)))
                 and not _MONTH.fullmatch(token.strip(",."))
             ):
                 # A run of figures just ended a labelled row: the next row starts here.
@@ -106,6 +108,15 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 _MONTH = re.compile(rf"(?:{MONTHS})", re.IGNORECASE)
 
 
+def _run_of_cells(tokens: list[str]) -> bool:
+    """Do the row's tokens end in two figure cells or more? A row that ends mid-line needs them:
+    one figure before a capitalised word is prose as often as a table ("We opened 25 New York
+    stores", "Docker [29], Containerd [30]", "(Yao et al., 2022; Xi et al., 2023)"), while a
+    statement's rows run two periods or more ("$ 4,756 $ 4,822"). At a line break one is
+    enough: a one-column table keeps its rows apart there."""
+    return len(tokens) >= 2 and _is_cell(tokens[-1]) and _is_cell(tokens[-2])
+
+
 def _is_row(tokens: list[str]) -> bool:
     """A label, then figures: two cells or more, or one that is not a year ("55 Verizon 2022
     Annual Report" is a page number and a title, not two rows)."""
@@ -115,7 +126,7 @@ def _is_row(tokens: list[str]) -> bool:
             break
         run.append(token)
     labelled = len(run) < len(tokens)
-    figures = [t for t in run if any(ch.isdigit() for ch in t)]
+    figures = [t.strip(",;") for t in run if any(ch.isdigit() for ch in t)]
     return (
         labelled
         and bool(run)

@@ -1,15 +1,25 @@
-"""Split chunk text into sentences with character offsets. Pure; no I/O.
+"""Split chunk text into sentences with character offsets, where a reader cuts them. Pure; lazy
+and linear.
 
-English and French use "." "!" "?" "…" followed by white space; Chinese and Japanese use the
-full-width terminators, which need no space. Abbreviations ("Mr.", "M.", "No.") and numbers
-("10.5") do not end a sentence. Blank lines do (but one inside CJK text that stops mid-sentence
-is a printed line's end, not a paragraph's, unless the line before is a title or a row of column
-headings: ``_cjk_heading``), and so does a single line break inside CJK text after such a title
-or heading row: a table's title and headings are not its first row's sentence. A bullet glyph
-after white space ends one too: PDF text joins a list's items on one line ("... of 77%; •
-Same-store net revenues ..."), and an item is what a reader, or a model, picks. A table's rows
-are sentences of their own (``app.selection.rows``), and very long runs without punctuation that
-are not tables (lists pulled out of a PDF) are cut at line breaks, so a model can pick a row.
+Latin-script text ends a sentence at "." "!" "?" "…" followed by white space, as pySBD's golden
+rules decide (``app.selection.sentence_ends``: abbreviations, initials, initialisms, quotes and
+brackets closing after the terminator, ellipses, a lower-case word after it); Chinese and
+Japanese at the full-width terminators, which need no space, unless the terminator stands inside
+brackets that close later on the line ("《摔跤吧！爸爸》") or a quotation's end runs on into its
+particle (「…。」と). A list's items start sentences (``app.selection.enumerations``), and so does
+a bullet after white space: PDF text joins a list's items on one line ("... of 77%; • Same-store
+net revenues ..."), and an item is what a reader, or a model, picks.
+
+Blank lines end a sentence, except between the lines of one: chunkers that keep every printed
+line a paragraph (pdfminer, PyMuPDF4LLM) write a sentence's lines with blank lines between them,
+so a blank line after a line that stops mid-sentence (on a word, a comma or a hyphen) before a
+line that goes on in lower case is a printed line's end, as is one inside CJK text that stops
+mid-sentence (unless the line before is a title or a row of column headings: ``_cjk_heading``);
+a single line break inside CJK text after such a title or heading row is a cut too: a table's
+title and headings are not its first row's sentence. A table's rows are sentences of their own
+(``app.selection.rows``), and very long runs without punctuation that read as lists (lines that
+start in capitals or in CJK text, as pulled out of a PDF) are cut at line breaks, so a model can
+pick a row; a long sentence wrapped over many lines (a 10-K's, a statute's) is not.
 """
 
 from __future__ import annotations
@@ -21,36 +31,25 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from app.core.scripts import CJK_RANGES, CJK_TEXT
+from app.selection.enumerations import BULLETS, items
 from app.selection.rows import split_rows
-
-# Lower-cased, without the dot. Parliamentary and legal text is full of these.
-ABBREVIATIONS = frozenset(
-    """
-    mr mrs ms dr prof st sr jr hon rt sen rep gov gen col capt lt sgt messrs mme mlle mm me
-    no nos art arts sec secs ss para paras cl fig figs p pp vol vols ch chap ed eds
-    e.g i.e etc vs v cf al approx dept est inc ltd co corp bros jan feb mar apr jun jul aug
-    sep sept oct nov dec cap ord reg s.a n.b op cit ibid id u.s u.k u.n
-    """.split()
-)
+from app.selection.sentence_ends import CLOSERS, latin_ends
 
 _CJK_TERMINATORS = "。！？"
-_CLOSERS = "\"'”’»)]}」』）】"
-# French sets a (narrow) space before the closing guillemet: « oui. »
-# Linear on any input: a match never starts inside a run of terminators (the run's first
-# character was tried already, with the same outcome), and the possessive "++" and "*+" never give
-# back what they took, which could not help (a terminator is not white space, », or a closer).
-# Without both, 20k dots followed by a letter took 15 s.
-_LATIN_END = re.compile(
-    r"(?<![.!?…])[.!?…]++(?:[ \u00a0\u202f]*+»)?[" + re.escape(_CLOSERS) + r"]*+(?=\s|$)"
-)
-_CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(_CLOSERS) + r"]*")
+_CJK_END = re.compile(r"[" + _CJK_TERMINATORS + r"]+[" + re.escape(CLOSERS) + r"]*+")
+# CJK brackets: a terminator inside a pair that closes later on its line ends no sentence.
+_CJK_OPEN, _CJK_CLOSE = "《「『（【〈〔", "》」』）】〉〕"
+_CJK_BRACKET_REACH = 120
+# A quotation that ends with its sentence and runs on into the particle that quotes it:
+# 「行きます。」と言った ("...," he said).
+_QUOTE_PARTICLES = "とっ"
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*+\n\s*")
 # A line break inside CJK text: one at an ideograph on both sides is a candidate cut (only after
 # a title or a heading row, ``_cjk_heading``). Blank lines are _BLANK_LINE's.
 _CJK_LINE_BREAK = re.compile(f"(?<=[{CJK_RANGES}])[ \t\r\f\v]*+\n(?=[ \t]*+[{CJK_RANGES}])")
-# Bullets as PDFs carry them, Word's private-use Symbol-font glyphs (U+F0B7, U+F0A7) included;
-# not "-" or "*", which are as often a minus, a dash or a footnote mark.
-_BULLET = re.compile(r"(?<=\s)[\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7]")
+# Bullets as PDFs carry them; not "-" or "*", which are as often a minus, a dash or a footnote
+# mark.
+_BULLET = re.compile(f"(?<=\\s)[{BULLETS}]")
 # A CJK line that ends on these has not ended its sentence; one that starts on these goes on.
 _CJK_WRAP_END = re.compile(f"[{CJK_RANGES}\uff0c\u3001]")
 # A printed line that wraps is about as wide as the next one (or wider: a paragraph's last line);
@@ -63,8 +62,14 @@ _HEADING_CELL = "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,2}"
 _HEADING_ROW = re.compile(
     f"[ \t\u3000]*+(?:{_HEADING_CELL}[ \t\u3000]++){{2,}}{_HEADING_CELL}[ \t\u3000]*+"
 )
-_WORD_CHAR = re.compile(r"[\w.]")
 LONG_SEGMENT = 400
+# A piece where this share of the line breaks or more go on mid-sentence (``_goes_on``) is a
+# sentence wrapped over lines, not a list.
+WRAPPED_SHARE = 1 / 3
+# A blank line between the lines of one sentence (pdfminer, PyMuPDF4LLM): the line before stops
+# mid-sentence, the line after goes on in lower case (or the one before stops on a hyphen or a
+# comma, which nothing ends on).
+_MID_SENTENCE_END = re.compile(r"[\w,\-\u00ad)%]")
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,5})[.)]")
 
 
@@ -74,29 +79,6 @@ class Sentence:
     start: int  # offsets into the chunk text; text == chunk[start:end]
     end: int
     text: str
-
-
-def _word_before(text: str, dot: int) -> str:
-    """The run of word characters and dots that ends at ``dot`` (or at a newline just before it,
-    as ``re.search(r"[\\w.]+$", text[:dot])`` would find it), read backwards from ``dot``: a
-    regex searched from the chunk's start cost the whole chunk at every period."""
-    end = dot - 1 if dot and text[dot - 1] == "\n" else dot
-    start = end
-    while start and _WORD_CHAR.match(text, start - 1):
-        start -= 1
-    return text[start:end]
-
-
-def _is_abbreviation(text: str, dot: int) -> bool:
-    # Costs the length of the word before the dot: the words of two sentence ends never overlap
-    # (white space follows each end), so a chunk's checks read each character at most once.
-    word = _word_before(text, dot).lower().strip(".")
-    if not word:
-        return False
-    if word in ABBREVIATIONS:
-        return True
-    # A single capital letter is an initial ("J. Smith", "M. Dupont"), not an ending.
-    return len(word) == 1 and text[dot - 1].isupper()
 
 
 def _line_around(text: str, start: int, end: int) -> tuple[str, str]:
@@ -151,16 +133,50 @@ def _cjk_line_cuts(text: str) -> Iterator[int]:
             yield match.start()
 
 
-def _latin_ends(text: str) -> Iterator[int]:
-    for match in _LATIN_END.finditer(text):
-        first = match.start()
-        if (
-            text[first] == "."
-            and match.group().rstrip(_CLOSERS + " \u00a0\u202f") == "."
-            and _is_abbreviation(text, first)
-        ):
+def _latin_wrap(text: str, blank: re.Match[str]) -> bool:
+    """A blank line between the Latin lines of one sentence: the line before stops on a word,
+    a comma or a hyphen, and the line after goes on in lower case (a word, not a list's item);
+    or the line before stops on a comma or a hyphen, which no sentence ends on."""
+    at = blank.start()
+    while at and text[at - 1] in " \t\r\f\v":
+        at -= 1
+    before = text[at - 1] if at else ""
+    after = text[blank.end()] if blank.end() < len(text) else ""
+    if not (before and after and _MID_SENTENCE_END.match(before)):
+        return False
+    return after.islower() or (before in ",-\u00ad" and after.isalpha())
+
+
+def _cjk_ends(text: str) -> Iterator[int]:
+    """CJK terminators that end a sentence: not inside brackets that close later on the line
+    ("《摔跤吧！爸爸》好吗？"), nor a quotation's end before its particle (「…。」と)."""
+    for match in _CJK_END.finditer(text):
+        end = match.end()
+        closed = match.group()[-1] in CLOSERS
+        if closed and end < len(text) and text[end] in _QUOTE_PARTICLES:
             continue
-        yield match.end()
+        if not closed and _inside_cjk_brackets(text, match.start(), end):
+            continue
+        yield end
+
+
+def _inside_cjk_brackets(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` inside a CJK bracket pair on its line, both within reach? Reads
+    at most ``_CJK_BRACKET_REACH`` characters each way: linear whatever the text."""
+    depth = 0
+    for at in range(start - 1, max(-1, start - 1 - _CJK_BRACKET_REACH), -1):
+        char = text[at]
+        if char == "\n":
+            return False
+        if char in _CJK_CLOSE:
+            depth += 1
+        elif char in _CJK_OPEN:
+            if depth == 0:
+                closer = _CJK_CLOSE[_CJK_OPEN.index(char)]
+                found = text.find(closer, end, end + _CJK_BRACKET_REACH)
+                return found >= 0 and "\n" not in text[end:found]
+            depth -= 1
+    return False
 
 
 def _boundaries(text: str) -> Iterator[int]:
@@ -168,11 +184,16 @@ def _boundaries(text: str) -> Iterator[int]:
     and merged, so a caller that stops after the first sentences reads the text only up to each
     kind's next match (a kind with none left scans to the end once: one regex pass)."""
     kinds = (
-        _latin_ends(text),
-        (m.end() for m in _CJK_END.finditer(text)),
-        (m.start() for m in _BLANK_LINE.finditer(text) if not _cjk_wrap(text, m)),
+        latin_ends(text),
+        _cjk_ends(text),
+        (
+            m.start()
+            for m in _BLANK_LINE.finditer(text)
+            if not _cjk_wrap(text, m) and not _latin_wrap(text, m)
+        ),
         _cjk_line_cuts(text),
         (m.start() for m in _BULLET.finditer(text)),
+        (item.cut for item in items(text)),
     )
     previous = 0
     for cut in heapq.merge(*kinds):
@@ -184,16 +205,40 @@ def _boundaries(text: str) -> Iterator[int]:
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    if end - start <= LONG_SEGMENT or "\n" not in text[start:end]:
+    """A long piece that reads as a list cut at its line breaks (each piece at least 40
+    characters); one that reads as a sentence wrapped over lines (a third of its breaks or more
+    go on in lower case, or after a hyphen or a comma) left whole."""
+    if end - start <= LONG_SEGMENT:
+        return [(start, end)]
+    breaks = wrapped = 0
+    at = text.find("\n", start, end)
+    while at >= 0:
+        breaks += 1
+        wrapped += _goes_on(text, at, end)
+        at = text.find("\n", at + 1, end)
+    if not breaks or wrapped >= WRAPPED_SHARE * breaks:
         return [(start, end)]
     pieces: list[tuple[int, int]] = []
     piece_start = start
-    for pos in range(start, end):
-        if text[pos] == "\n" and pos - piece_start >= 40:
-            pieces.append((piece_start, pos))
-            piece_start = pos + 1
+    at = text.find("\n", start, end)
+    while at >= 0:
+        if at - piece_start >= 40:
+            pieces.append((piece_start, at))
+            piece_start = at + 1
+        at = text.find("\n", at + 1, end)
     pieces.append((piece_start, end))
     return pieces
+
+
+def _goes_on(text: str, at: int, end: int) -> bool:
+    """Does the line after the break at ``at`` go on with the line before's sentence: it starts
+    in lower case, or the line before stops on a hyphen or a comma?"""
+    if at and text[at - 1] in ",-\u00ad":
+        return True
+    after = at + 1
+    while after < end and text[after] in " \t":
+        after += 1
+    return after < end and text[after].islower()
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

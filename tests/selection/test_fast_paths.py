@@ -120,7 +120,11 @@ def old_row_cuts(text: str, start: int, end: int) -> list[int]:
             prev_end, prev = tokens[i - 1][1], tokens[i - 1][2]
             if (
                 rows._is_row(row)
-                and ("\n" in text[prev_end:at] or rows._starts_label(token))
+                and (
+                    "\n" in text[prev_end:at]
+                    # Issue 41: a row that ends mid-line ends in two cells or more.
+                    or (rows._starts_label(token) and sum(map(rows._is_cell, row[-2:])) == 2)
+                )
                 and not rows._MONTH.fullmatch(token.strip(",."))
             ):
                 cuts.append(at)
