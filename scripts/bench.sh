@@ -72,6 +72,9 @@ fi
 section "start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
 $PY bench/import_time.py --repeat 5 --top 10
 
+section "sentences: pySBD's golden rules (this splitter, pySBD, sentencex), through the API, the chunkers' cases, cost"
+$PY bench/sentence_bench.py
+
 section "long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
 $PY bench/long_chunks.py
 

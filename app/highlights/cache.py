@@ -30,9 +30,10 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 8  # 7: chunk text without page furniture, a line's words in order; locator:
+ANSWER_VERSION = 9  # 7: chunk text without page furniture, a line's words in order; locator:
 # "&" = "and", nearest pieces, table zigzags refused, repeated passages by their differing words;
-# 8: a CJK table's title and heading row are sentences of their own
+# 8: a CJK table's title and heading row are sentences of their own; 9: sentences where a reader
+# cuts them (pySBD's golden rules, list items, blank lines inside a sentence, prose figures)
 STABLE_REASONS = frozenset(
     {
         None,

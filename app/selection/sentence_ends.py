@@ -93,8 +93,8 @@ def period_ends(text: str, dot: int, following: str) -> bool:
 class _Items:
     """A text's list items, read lazily as the candidates move forward through the text."""
 
-    def __init__(self, text: str) -> None:
-        self._items = items(text)
+    def __init__(self, found: Iterator[Marker]) -> None:
+        self._items = found
         self._next: Marker | None = next(self._items, None)
 
     def is_number_dot(self, at: int) -> bool:
@@ -112,10 +112,11 @@ def _dots_chain(text: str, dot: int) -> int:
     return end
 
 
-def latin_ends(text: str) -> Iterator[int]:
+def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int]:
     """Where sentences end, in order: the position after each ending terminator and what closes
-    after it."""
-    numbers = _Items(text)
+    after it. ``found``: the text's list items (``enumerations.items``), when the caller reads
+    them too (one scan for both)."""
+    numbers = _Items(items(text) if found is None else found)
     skip_to = 0  # past a chain of spaced dots already decided
     for match in LATIN_END.finditer(text):
         start, end = match.start(), match.end()

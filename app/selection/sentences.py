@@ -183,8 +183,11 @@ def _boundaries(text: str) -> Iterator[int]:
     """The cuts in increasing order, each once. Lazy: each kind's matches are found left to right
     and merged, so a caller that stops after the first sentences reads the text only up to each
     kind's next match (a kind with none left scans to the end once: one regex pass)."""
+    # One scan of the list items for two readers: the cuts before items, and the full stops
+    # that are an item's number (tee buffers only what one has read and the other not yet).
+    item_cuts, item_numbers = itertools.tee(items(text))
     kinds = (
-        latin_ends(text),
+        latin_ends(text, item_numbers),
         _cjk_ends(text),
         (
             m.start()
@@ -193,7 +196,7 @@ def _boundaries(text: str) -> Iterator[int]:
         ),
         _cjk_line_cuts(text),
         (m.start() for m in _BULLET.finditer(text)),
-        (item.cut for item in items(text)),
+        (item.cut for item in item_cuts),
     )
     previous = 0
     for cut in heapq.merge(*kinds):
