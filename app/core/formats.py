@@ -3,11 +3,12 @@
 A file's name and declared type are hints, never the decision: a PDF named ``report.docx`` is a
 PDF, and a PNG named ``report.docx`` is refused (415) naming what it is. The bytes decide the
 container (PDF, ZIP, RTF, OLE, text); inside a ZIP, the Office Open XML parts or the
-OpenDocument ``mimetype`` entry decide which Office format; inside an OLE compound file, its
-streams decide (a legacy DOC, PPT or XLS, or what else it is: ``legacy_office.py``); for text,
-HTML is recognised by its markup, and Markdown is told from plain text only by the name or the
-declared type (no byte pattern separates them reliably, and showing Markdown as plain text
-loses nothing).
+OpenDocument ``mimetype`` entry decide which Office format; for text, HTML is recognised by its
+markup, and Markdown is told from plain text only by the name or the declared type (no byte
+pattern separates them reliably, and showing Markdown as plain text loses nothing).
+
+An OLE compound file is a legacy Office document (DOC, PPT, XLS) told by its root's streams,
+or refused naming what else it is (``legacy_office.py``, over ``ole.py``'s bounded reader).
 
 Three families, handled differently: ``pdf`` (the PDF path), ``office`` (converted to PDF by
 LibreOffice, then the PDF path), ``text`` (HTML, Markdown, plain text: stored and located as
@@ -106,6 +107,7 @@ _KNOWN_OTHERS: tuple[tuple[bytes, str], ...] = (
     (b"MZ", "a Windows program"),
     (b"\x7fELF", "a program (ELF)"),
 )
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _HTML = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]", re.IGNORECASE | re.DOTALL
 )
@@ -150,7 +152,7 @@ def sniff(
         return _zip_format(data)
     if data.lstrip()[:5] == b"{\\rtf":
         return SourceFormat.rtf
-    if data.startswith(ole.SIGNATURE):
+    if data.startswith(_OLE):
         return _ole_format(data)
     for magic, name in _KNOWN_OTHERS:
         if data.startswith(magic):
@@ -212,7 +214,7 @@ def _ole_format(data: bytes) -> SourceFormat:
         found = legacy_office.inspect(data)
     except ole.OleError as exc:
         raise BadRequest(
-            f"the file is a legacy Office file (an OLE compound file) that cannot be read "
+            "the file is a legacy Office file (an OLE compound file) that cannot be read "
             f"({str(exc)[:200]}): it is damaged or was cut short; upload the document again, "
             "or open it and save it again",
             details={"detected": "broken ole"},
