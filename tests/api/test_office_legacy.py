@@ -1,13 +1,15 @@
 """Legacy Office files (DOC, PPT, XLS) through PUT /v2/documents/{id}/file and `ingest`: real files
 that LibreOffice saved from the generated DOCX, PPTX and XLSX (``legacy_files``, made once per
 session), converted back to PDF by the real LibreOffice, chunked and highlighted: the cited
-sentence's words are under the rectangles (read by poppler). The refusals with their reasons:
-a password-protected file (real DOC and XLS, a crafted PPT: tests/fixtures/legacy_office.py),
-a damaged one, another kind of compound file; each before anything is converted or stored."""
+sentence's words are under the rectangles (read by poppler); `highlight-service ingest` of a .doc
+too. The refusals with their reasons: a password-protected file (real DOC and XLS, a crafted PPT:
+tests/fixtures/legacy_office.py), a damaged one, another kind of compound file; each before
+anything is converted or stored."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -15,11 +17,11 @@ import httpx
 import pytest
 
 from app.core.config import Settings
-from app.services import ingest_file
 from tests.api.test_office import highlight_and_check, upload
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.hostile_ole import cut, lost_table_stream
 from tests.fixtures.ole import Tree, compound_file
+from tests.test_cli import cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     shutil.which("soffice") is None or shutil.which("pdftotext") is None,
@@ -100,20 +102,24 @@ async def test_the_same_doc_again_is_converted_once_and_keeps_its_highlights(
     assert [p.name for p in (root / "ingested").iterdir()] == [f"{first['sha256']}.pdf"]
 
 
-async def test_ingest_takes_a_doc_by_its_content(
-    legacy_files: dict[str, bytes], sqlite_url: str, tmp_path: Path
+async def test_highlight_service_ingest_takes_a_doc_by_its_content(
+    legacy_files: dict[str, bytes], tmp_path: Path
 ) -> None:
-    settings = _settings(sqlite_url, tmp_path)
-    path = tmp_path / "Ferry timetable (1998).txt"  # the name says text; the bytes, Word
+    # The command as a user runs it (a real process), on a file whose name says text.
+    path = tmp_path / "Ferry timetable (1998).txt"
     path.write_bytes(legacy_files["doc"])
-    first = await ingest_file(settings, path, "ferry", None)
-    assert (first["source_format"], first["original_name"], first["created"]) == (
+    env = cli_env(tmp_path)
+    first = run_cli("ingest", str(path), "--document-id", "ferry", env=env)
+    assert first.returncode == 0, first.stderr
+    stored = json.loads(first.stdout)
+    assert (stored["source_format"], stored["original_name"], stored["created"]) == (
         "doc",
         path.name,
         True,
     )
-    again = await ingest_file(settings, path, "ferry", None)
-    assert (again["changed"], again["source_path"]) == (False, first["source_path"])
+    again = run_cli("ingest", str(path), "--document-id", "ferry", env=env)
+    assert json.loads(again.stdout)["changed"] is False
+    settings = make_settings(env["HIGHLIGHT_DATABASE_URL"], tmp_path / "pdfs")
     async with app_client(settings) as client:
         await highlight_and_check(client, "ferry-c0000", "doc", path.name, tmp_path)
 
