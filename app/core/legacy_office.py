@@ -13,7 +13,8 @@ stop on it and say only that it failed):
 - Word: ``fEncrypted``, bit 8 of FibBase's flags at offset 10 of WordDocument ([MS-DOC]
   2.5.2), set for RC4 and CryptoAPI encryption and for XOR obfuscation;
 - Excel: a FilePass record (0x002F) among the globals substream's first records ([MS-XLS]
-  2.4.117: after BOF, and WriteProtect when there is one);
+  2.4.117: after BOF, and WriteProtect when there is one), unless Excel's default password
+  opens it (``default_passwords.py``: a password to modify only, which LibreOffice opens);
 - PowerPoint: the current UserEditAtom carries ``encryptSessionPersistIdRef`` (its length is
   0x20, not 0x1C: [MS-PPT] 2.3.3, which an encrypted file MUST have, 2.3.7), the
   CurrentUserAtom's ``headerToken`` is 0xF3D1C4DF (2.3.2), or the ``EncryptedSummary`` stream is
@@ -32,6 +33,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from app.core import default_passwords
 from app.core.ole import STREAM, CompoundFile, Entry, OleError
 
 LegacyFormat = Literal["doc", "ppt", "xls"]
@@ -110,7 +112,8 @@ def _book_encrypted(ole: CompoundFile, book: Entry) -> bool:
         if offset == 0 and kind != _BIFF_BOF:
             raise OleError("the workbook stream does not begin with a BOF record")
         if kind == _BIFF_FILEPASS:
-            return True
+            # Excel's default password opens it: no password to ask for (default_passwords.py).
+            return not default_passwords.opens_with(ole.read(book, offset + 4, length))
         if kind == _BIFF_EOF:
             break
         offset += 4 + length

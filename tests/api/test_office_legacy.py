@@ -150,6 +150,19 @@ async def test_a_password_protected_legacy_file_is_422_saying_so(
     assert error["details"] == {"detected": "encrypted"}
 
 
+async def test_a_workbook_with_excels_default_password_is_converted_and_highlighted(
+    protected_legacy_files: dict[str, bytes], sqlite_url: str, tmp_path: Path
+) -> None:
+    # Encrypted with the password Excel uses for a password to modify only: LibreOffice opens
+    # it without asking, so it is no password-protected file.
+    data = protected_legacy_files["xls with the default password"]
+    async with app_client(_settings(sqlite_url, tmp_path)) as client:
+        response = await upload(client, "budget", data, "budget.xls")
+        assert response.status_code == 201, response.text
+        chunk = response.json()["chunks"][0]["id"]
+        await highlight_and_check(client, chunk, "xls", "budget.xls", tmp_path)
+
+
 async def test_a_cut_legacy_file_is_422_saying_it_is_damaged_before_any_conversion(
     legacy_files: dict[str, bytes], sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -4,13 +4,17 @@ cut short refused as damaged."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
+from app.core.default_passwords import DEFAULT, opens_with
 from app.core.errors import BadRequest
 from app.core.formats import SourceFormat, sniff
 from app.core.legacy_office import inspect
 from app.core.ole import CompoundFile
 from tests.fixtures.hostile_ole import cut
+from tests.fixtures.legacy_office import PASSWORD
 
 LEGACY = ["doc", "ppt", "xls"]
 
@@ -63,3 +67,27 @@ def test_a_real_file_cut_short_is_refused_as_damaged(
     for fraction in (0.1, 0.25, 0.5, 0.75, 0.9):
         with pytest.raises(BadRequest, match="it is damaged or was cut short"):
             sniff(cut(data, fraction), f"ferry.{fmt}")
+
+
+def test_a_real_workbook_encrypted_with_excels_default_password_is_taken(
+    protected_legacy_files: dict[str, bytes],
+) -> None:
+    # LibreOffice encrypts an XLS with RC4 (version 1.1): the key from a password opens its own
+    # workbook, and only that one.
+    default = protected_legacy_files["xls with the default password"]
+    protected = protected_legacy_files["xls"]
+    assert opens_with(_filepass(default), DEFAULT)
+    assert opens_with(_filepass(protected), PASSWORD)
+    assert not opens_with(_filepass(protected), DEFAULT)
+    assert sniff(default, "budget.xls") == SourceFormat.xls
+    assert inspect(default).encrypted is False
+
+
+def _filepass(data: bytes) -> bytes:
+    """The FilePass record's data in a workbook (it follows BOF in LibreOffice's)."""
+    ole = CompoundFile(data)
+    book = ole.entries["WORKBOOK"]
+    offset = 4 + ole.read(book, 2, 1)[0]  # past BOF
+    kind, length = struct.unpack("<HH", ole.read(book, offset, 4))
+    assert kind == 0x002F
+    return ole.read(book, offset + 4, length)
