@@ -31,6 +31,7 @@ cannot read raises ``OleError`` (the caller's 422: damaged or cut short).
 from __future__ import annotations
 
 import struct
+import sys
 from array import array
 from dataclasses import dataclass
 
@@ -124,7 +125,10 @@ class CompoundFile:
 
     def _load_fat(self, count: int, difat_start: int, difat_count: int) -> array[int]:
         if count > self._sectors or difat_count > self._sectors:
-            raise OleError(f"the header claims {count} table sectors in a file of {self._sectors}")
+            raise OleError(
+                f"the header claims {count} table sectors (listed in {difat_count} more) in a "
+                f"file of {self._sectors}"
+            )
         numbers = list(struct.unpack_from(f"<{_HEADER_DIFAT}I", self._data, 76))
         per_block = self._size // 4 - 1
         block = difat_start
@@ -207,8 +211,11 @@ class CompoundFile:
 
 
 def _ints(data: bytes) -> array[int]:
+    """``data`` as little-endian 32-bit numbers (the format's, whatever the machine's)."""
     table = array("I")
     table.frombytes(data[: len(data) - len(data) % 4])
+    if sys.byteorder == "big":
+        table.byteswap()
     return table
 
 

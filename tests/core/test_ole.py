@@ -49,7 +49,10 @@ def test_names_are_found_whatever_their_case() -> None:
     [
         (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "byte order or sector sizes"),
         (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "no compound file header"),
-        (hostile_ole.looping_fat_list(), "claims 127000109 table sectors in a file of 3"),
+        (
+            hostile_ole.looping_fat_list(),
+            r"claims 127000109 table sectors \(listed in 1000000 more\) in a file of 3",
+        ),
         (hostile_ole.looping_directory(), "a chain of sectors loops"),
         (hostile_ole.looping_tree(), "tree comes back to an entry"),
     ],
