@@ -39,10 +39,10 @@ INGEST = """\
 Split a PDF into page-aware chunks in reading order and store the document and its chunks
 (idempotent: ingesting the same file again changes nothing). Scanned pages are read by OCR
 first when Tesseract is installed. A PDF outside HIGHLIGHT_PDF_ROOT is copied there, named by
-its SHA-256. An Office file (DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF) is converted to PDF by
-LibreOffice first (once per content: the same file again gets the same PDF) and stored beside
-it; the file's content decides its type, not its name. Runs beside `serve` on the same
-database.
+its SHA-256. An Office file (DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, and the legacy DOC, PPT,
+XLS) is converted to PDF by LibreOffice first (once per content: the same file again gets the
+same PDF) and stored beside it; the file's content decides its type, not its name. Runs
+beside `serve` on the same database.
 
 input:   FILE      path to a PDF or Office file
 output:  one JSON object on stdout:

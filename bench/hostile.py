@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.hostile_bodies import Outcome as BodyOutcome  # noqa: E402
 from bench.hostile_bodies import body_of, hostile_request  # noqa: E402
+from tests.fixtures import hostile_ole  # noqa: E402
 from tests.fixtures.hostile_pdfs import (  # noqa: E402
     BOMB_FIRST_LINE,
     write_deep_nesting_pdf,
@@ -222,6 +223,29 @@ async def anonymous_bodies(client: httpx.AsyncClient, outcome: Outcome) -> None:
         outcome.statuses[int(parts[1]) if parts[:1] == ["HTTP/1.1"] else "reset"] += 1
 
 
+async def hostile_ole_files(client: httpx.AsyncClient, outcome: Outcome) -> None:
+    """Legacy Office uploads whose OLE container loops or claims what it has not (a reader
+    that believed them would not finish), and 45 MB of directory, three at once."""
+    files = {
+        "ole-fat-loop": hostile_ole.looping_fat_list(),
+        "ole-directory-loop": hostile_ole.looping_directory(),
+        "ole-tree-loop": hostile_ole.looping_tree(),
+        "ole-slides-loop": hostile_ole.looping_slides(),
+    }
+    wide = hostile_ole.wide_directory(45)
+    files.update({f"ole-wide-{i}": wide for i in range(3)})
+    uploads = [
+        client.put(
+            f"/v2/documents/{name}/file",
+            params={"filename": f"{name}.doc", "chunk": "true"},
+            content=data,
+            headers={"content-type": "application/msword"},
+        )
+        for name, data in files.items()
+    ]
+    await asyncio.gather(*(_record(outcome, u) for u in uploads))
+
+
 def huge_llm_replies(llm: ScriptedLLM) -> Attack:
     async def attack(client: httpx.AsyncClient, outcome: Outcome) -> None:
         llm.handler = lambda body: huge_completion(10 * 1024 * 1024)
@@ -302,6 +326,7 @@ def main() -> int:
         (Outcome("adversarial chunk texts", 120, ok), adversarial_chunks),
         (Outcome("20k-char answer of 'x. ' x3", 120, ok), adversarial_answer),
         (Outcome("20 anonymous 30 MB bodies", 120, {401, 413, "reset"}), anonymous_bodies),
+        (Outcome("looping OLE files, 45 MB directory x3", 60, {415, 422}), hostile_ole_files),
         (Outcome("30 x 10 MB LLM replies", 120, ok), huge_llm_replies(llm)),
     ]
     try:

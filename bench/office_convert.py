@@ -9,7 +9,10 @@ each, ``--repeat`` times (median printed):
   storage (so it is converted, then chunked and indexed);
 - ingest pdf: ``ingest`` of the converted PDF alone, into a fresh database and storage.
 
-Per page: the time over the converted PDF's page count. Needs LibreOffice (soffice).
+Per page: the time over the converted PDF's page count. Then the legacy formats against their
+counterparts: the DOCX, the PPTX and an XLSX of as many rows saved by LibreOffice as DOC, PPT
+and XLS (``soffice --convert-to``), each pair converted by ``OfficeConverter.convert`` in turn,
+``--repeat`` times (medians). Needs LibreOffice (soffice).
 
     .venv/bin/python bench/office_convert.py [--repeat 3] [--pages 15]
 """
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +36,9 @@ from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
 from app.pdfs.convert import ConvertLimits, OfficeConverter  # noqa: E402
 from app.services import ingest_file  # noqa: E402
-from tests.fixtures.office import docx_bytes  # noqa: E402
+from tests.fixtures.office import docx_bytes, xlsx_bytes  # noqa: E402
+
+LEGACY = {"docx": "doc", "pptx": "ppt", "xlsx": "xls"}
 
 SENTENCE = (
     "Revenue in the {n}th quarter grew by {p} percent over the year before, driven by ferry "
@@ -63,6 +69,41 @@ def _pptx(slides: int) -> bytes:
     buffer = io.BytesIO()
     deck.save(buffer)
     return buffer.getvalue()
+
+
+def _xlsx(pages: int) -> bytes:
+    return xlsx_bytes([SENTENCE.format(n=i, p=i % 17) for i in range(12 * pages)])
+
+
+def _legacy(source: Path, kind: str) -> Path:
+    """``source`` saved by LibreOffice as the legacy format ``kind`` (beside it)."""
+    profile = source.parent / "legacy-profile"
+    subprocess.run(
+        ["soffice", "--headless", "--norestore", f"-env:UserInstallation={profile.as_uri()}",
+         "--convert-to", kind, "--outdir", str(source.parent), str(source)],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    return source.with_suffix(f".{kind}")
+
+
+def _legacy_table(converter: OfficeConverter, root: Path, pages: int, repeat: int) -> None:
+    import pymupdf
+
+    print(f"\n{'pair':<11} {'pages':>5} {'modern s':>9} {'legacy s':>9} {'legacy/modern':>14}")
+    makers = {"docx": _docx, "pptx": _pptx, "xlsx": _xlsx}
+    for modern, maker in makers.items():
+        source = root / f"pair.{modern}"
+        source.write_bytes(maker(pages))
+        old = _legacy(source, LEGACY[modern])
+        files = {modern: source.read_bytes(), LEGACY[modern]: old.read_bytes()}
+        pdf = converter.convert(files[modern], modern, source.name)
+        count = pymupdf.open(stream=pdf, filetype="pdf").page_count
+        times: dict[str, list[float]] = {kind: [] for kind in files}
+        for _ in range(repeat):  # in turn, so that a busy moment weighs on both alike
+            for kind, data in files.items():
+                times[kind].append(_timed(lambda d=data, k=kind: converter.convert(d, k, "b")))  # type: ignore[misc]
+        a, b = (statistics.median(times[kind]) for kind in files)
+        print(f"{modern}/{LEGACY[modern]:<4} {count:>5} {a:>9.2f} {b:>9.2f} {b / a:>13.2f}x")
 
 
 def _timed(action: Callable[[], object]) -> float:
@@ -123,6 +164,7 @@ def main() -> int:
                 f"{office / pages:>7.3f} {alone:>13.2f} {alone / pages:>7.3f} "
                 f"{office / alone:>9.1f}x"
             )
+        _legacy_table(converter, root, args.pages, args.repeat)
     converter.close()
     return 0
 

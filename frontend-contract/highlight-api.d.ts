@@ -109,13 +109,14 @@ export interface paths {
         /**
          * Put Document File
          * @description Upload a document's file as the raw body, whatever its type: a PDF, an Office file (DOCX,
-         *     PPTX, XLSX, ODT, ODP, ODS, RTF: converted to PDF by LibreOffice, then taken as a PDF), or
-         *     HTML, Markdown or plain text. The bytes decide the type (a PNG named report.docx is a 415
-         *     naming what it is); Content-Type may be the type's own or application/octet-stream. Size
-         *     limits per type: HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES,
-         *     HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes nothing (an Office file is
-         *     converted once per content). A conversion that fails, runs too long or needs too much memory
-         *     is a 422 saying which; a server without LibreOffice answers 415 for Office files.
+         *     PPTX, XLSX, ODT, ODP, ODS, RTF, and the legacy DOC, PPT, XLS: converted to PDF by
+         *     LibreOffice, then taken as a PDF), or HTML, Markdown or plain text. The bytes decide the
+         *     type (a PNG named report.docx is a 415 naming what it is); Content-Type may be the type's
+         *     own or application/octet-stream. Size limits per type: HIGHLIGHT_MAX_PDF_BYTES,
+         *     HIGHLIGHT_MAX_OFFICE_BYTES, HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes
+         *     nothing (an Office file is converted once per content). A conversion that fails, runs too
+         *     long or needs too much memory is a 422 saying which; a server without LibreOffice answers
+         *     415 for Office files.
          */
         put: operations["put_document_file"];
         post?: never;
@@ -419,7 +420,7 @@ export interface components {
             pdf_url: string | null;
             /** @description Set whenever the citation is not highlighted, or was highlighted by the lexical selector because the LLM was not used. */
             reason: components["schemas"]["Reason"] | null;
-            /** @description What the cited document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text; null only for unknown chunks. A web or text source (html, markdown, text) has no PDF: its highlights have no rectangles (page 1, page size 0), their selectors place them in its text, pdf_url is null and link opens the viewer. */
+            /** @description What the cited document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf, or the legacy doc, ppt, xls) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text; null only for unknown chunks. A web or text source (html, markdown, text) has no PDF: its highlights have no rectangles (page 1, page size 0), their selectors place them in its text, pdf_url is null and link opens the viewer. */
             source_format: components["schemas"]["SourceFormat"] | null;
             status: components["schemas"]["CitationStatus"];
             /** @description Whether the chunk supports what it is cited for: its claims (supported when it supports every one, unsupported when none, else partial), or the whole answer when it has none. unsupported: nothing is highlighted (status no_match, reason unsupported, or the LLM's failure when the word-overlap judge stood in). Null when it could not be judged: an unknown chunk, a chunk without text. */
@@ -871,7 +872,7 @@ export interface components {
          * SourceFormat
          * @enum {string}
          */
-        SourceFormat: "pdf" | "docx" | "pptx" | "xlsx" | "odt" | "odp" | "ods" | "rtf" | "html" | "markdown" | "text";
+        SourceFormat: "pdf" | "docx" | "pptx" | "xlsx" | "odt" | "odp" | "ods" | "rtf" | "doc" | "ppt" | "xls" | "html" | "markdown" | "text";
         /**
          * StoredHighlightOut
          * @description A highlight by id, as the reference viewer and page previews use it.
@@ -902,7 +903,7 @@ export interface components {
              */
             pdf_url: string | null;
             /**
-             * @description What the document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text.
+             * @description What the document was made from: pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf, or the legacy doc, ppt, xls) it was converted to PDF from (the rectangles are on the converted PDF's pages), or html, markdown or text.
              * @default pdf
              */
             source_format: components["schemas"]["SourceFormat"];
@@ -1300,9 +1301,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                "application/msword": string;
                 "application/octet-stream": string;
                 "application/pdf": string;
                 "application/rtf": string;
+                "application/vnd.ms-excel": string;
+                "application/vnd.ms-powerpoint": string;
                 "application/vnd.oasis.opendocument.presentation": string;
                 "application/vnd.oasis.opendocument.spreadsheet": string;
                 "application/vnd.oasis.opendocument.text": string;

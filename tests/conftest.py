@@ -29,8 +29,11 @@ from app.db.migrate import upgrade
 from app.pdfs.sample import write_sample_pdf
 from tests.fixtures.llm_server import ScriptedLLM
 
-# The S3-compatible test server (moto) and a bucket per test: s3_server, s3_bucket.
-pytest_plugins = ["tests.fixtures.s3"]
+# The S3-compatible test server (moto) and a bucket per test: s3_server, s3_bucket; legacy
+# Office files made by LibreOffice once per session: legacy_files, protected_legacy_files.
+pytest_plugins = ["tests.fixtures.s3", "tests.fixtures.legacy_office"]
+# Fixtures that start other programs: a test taking one is slow (make test-fast leaves it out).
+OTHER_PROGRAMS = {"browser", "s3_server", "s3_bucket", "legacy_files", "protected_legacy_files"}
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # The team's real-PDF corpus sits beside the checkout; a user's clone will not have it.
 SHARED_PDFS = PROJECT_ROOT.parent / "shared" / "pdfs"
@@ -83,8 +86,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # Whatever takes the session's database needs the server: run and lock it as such.
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
-        # A browser, moto's S3 server: other programs, so slow (make test-fast).
-        if {"browser", "s3_server", "s3_bucket"} & set(getattr(item, "fixturenames", ())):
+        # A browser, moto's S3 server, LibreOffice: other programs, so slow (make test-fast).
+        if OTHER_PROGRAMS & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
         # The API's tests run the app with its PDF worker processes (make test-fast leaves the
         # folder out as a whole).

@@ -219,13 +219,14 @@ async def put_document_file(
     ] = None,
 ) -> PdfUploadResult:
     """Upload a document's file as the raw body, whatever its type: a PDF, an Office file (DOCX,
-    PPTX, XLSX, ODT, ODP, ODS, RTF: converted to PDF by LibreOffice, then taken as a PDF), or
-    HTML, Markdown or plain text. The bytes decide the type (a PNG named report.docx is a 415
-    naming what it is); Content-Type may be the type's own or application/octet-stream. Size
-    limits per type: HIGHLIGHT_MAX_PDF_BYTES, HIGHLIGHT_MAX_OFFICE_BYTES,
-    HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes nothing (an Office file is
-    converted once per content). A conversion that fails, runs too long or needs too much memory
-    is a 422 saying which; a server without LibreOffice answers 415 for Office files."""
+    PPTX, XLSX, ODT, ODP, ODS, RTF, and the legacy DOC, PPT, XLS: converted to PDF by
+    LibreOffice, then taken as a PDF), or HTML, Markdown or plain text. The bytes decide the
+    type (a PNG named report.docx is a 415 naming what it is); Content-Type may be the type's
+    own or application/octet-stream. Size limits per type: HIGHLIGHT_MAX_PDF_BYTES,
+    HIGHLIGHT_MAX_OFFICE_BYTES, HIGHLIGHT_MAX_TEXT_BYTES (413). The same file again changes
+    nothing (an Office file is converted once per content). A conversion that fails, runs too
+    long or needs too much memory is a 422 saying which; a server without LibreOffice answers
+    415 for Office files."""
     upload = await documents.upload_file(
         document_id,
         await request.body(),

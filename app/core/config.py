@@ -142,8 +142,8 @@ class Settings(BaseSettings):
     # PUT /v2/documents/{id}/pdf larger than this gets a 413 before it is stored.
     max_pdf_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
     # PUT /v2/documents/{id}/file and `ingest`: an Office file (DOCX, PPTX, XLSX, ODT, ODP,
-    # ODS, RTF) larger than this, or an HTML, Markdown or text file larger than max_text_bytes,
-    # gets a 413 (a PDF: max_pdf_bytes).
+    # ODS, RTF, DOC, PPT, XLS) larger than this, or an HTML, Markdown or text file larger than
+    # max_text_bytes, gets a 413 (a PDF: max_pdf_bytes).
     max_office_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
     max_text_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # Office files are converted to PDF by LibreOffice (pdfs/convert.py): this program, each

@@ -7,6 +7,9 @@ OpenDocument ``mimetype`` entry decide which Office format; for text, HTML is re
 markup, and Markdown is told from plain text only by the name or the declared type (no byte
 pattern separates them reliably, and showing Markdown as plain text loses nothing).
 
+An OLE compound file is a legacy Office document (DOC, PPT, XLS) told by its root's streams,
+or refused naming what else it is (``legacy_office.py``, over ``ole.py``'s bounded reader).
+
 Three families, handled differently: ``pdf`` (the PDF path), ``office`` (converted to PDF by
 LibreOffice, then the PDF path), ``text`` (HTML, Markdown, plain text: stored and located as
 text). Pure: standard library only.
@@ -21,6 +24,7 @@ import zlib
 from enum import StrEnum
 from typing import Literal
 
+from app.core import legacy_office, ole
 from app.core.errors import BadRequest, UnsupportedMediaType
 
 Family = Literal["pdf", "office", "text"]
@@ -35,6 +39,9 @@ class SourceFormat(StrEnum):
     odp = "odp"
     ods = "ods"
     rtf = "rtf"
+    doc = "doc"
+    ppt = "ppt"
+    xls = "xls"
     html = "html"
     markdown = "markdown"
     text = "text"
@@ -49,6 +56,9 @@ OFFICE = frozenset(
         SourceFormat.odp,
         SourceFormat.ods,
         SourceFormat.rtf,
+        SourceFormat.doc,
+        SourceFormat.ppt,
+        SourceFormat.xls,
     }
 )
 TEXT = frozenset({SourceFormat.html, SourceFormat.markdown, SourceFormat.text})
@@ -62,6 +72,9 @@ MEDIA_TYPES: dict[SourceFormat, str] = {
     SourceFormat.odp: "application/vnd.oasis.opendocument.presentation",
     SourceFormat.ods: "application/vnd.oasis.opendocument.spreadsheet",
     SourceFormat.rtf: "application/rtf",
+    SourceFormat.doc: "application/msword",
+    SourceFormat.ppt: "application/vnd.ms-powerpoint",
+    SourceFormat.xls: "application/vnd.ms-excel",
     SourceFormat.html: "text/html",
     SourceFormat.markdown: "text/markdown",
     SourceFormat.text: "text/plain",
@@ -106,12 +119,11 @@ _MANIFEST = "META-INF/manifest.xml"
 _MANIFEST_BYTES = 1 << 20
 # Bit 0 of a ZIP entry's flags: the entry is encrypted.
 _ENCRYPTED = 0x1
-# A password-protected DOCX, PPTX or XLSX is no ZIP but an OLE file holding the encrypted
-# package beside this stream (its name in the OLE directory, UTF-16).
-_ENCRYPTED_OOXML = "EncryptionInfo".encode("utf-16-le")
 # How much of a text body over the caller's limit is looked at to call it text or binary.
 _TEXT_HEAD = 65536
-_SUPPORTED = "PDF, DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, HTML, Markdown or plain text (UTF-8)"
+_SUPPORTED = (
+    "PDF, DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, DOC, PPT, XLS, HTML, Markdown or plain text (UTF-8)"
+)
 
 
 def family(fmt: SourceFormat) -> Family:
@@ -140,14 +152,8 @@ def sniff(
         return _zip_format(data)
     if data.lstrip()[:5] == b"{\\rtf":
         return SourceFormat.rtf
-    if data.startswith(_OLE) and _ENCRYPTED_OOXML in data:
-        raise _encrypted()
     if data.startswith(_OLE):
-        raise UnsupportedMediaType(
-            "this is a legacy binary Office file (.doc, .ppt or .xls): save it as .docx, .pptx "
-            "or .xlsx and upload that",
-            details={"detected": "ole2"},
-        )
+        return _ole_format(data)
     for magic, name in _KNOWN_OTHERS:
         if data.startswith(magic):
             raise _unsupported(name)
@@ -199,6 +205,25 @@ def _zip_format(data: bytes) -> SourceFormat:
             if any(n.startswith(prefix) for n in names):
                 return fmt
     raise _unsupported("a ZIP archive that is not an Office document")
+
+
+def _ole_format(data: bytes) -> SourceFormat:
+    """A compound file: a legacy Office document (DOC, PPT, XLS), told by its streams; a
+    password-protected Office file of any kind (422); or another kind, named (415)."""
+    try:
+        found = legacy_office.inspect(data)
+    except ole.OleError as exc:
+        raise BadRequest(
+            "the file is a legacy Office file (an OLE compound file) that cannot be read "
+            f"({str(exc)[:200]}): it is damaged or was cut short; upload the document again, "
+            "or open it and save it again",
+            details={"detected": "broken ole"},
+        ) from exc
+    if found.encrypted:
+        raise _encrypted()
+    if found.format is None:
+        raise _unsupported(found.what)
+    return SourceFormat(found.format)
 
 
 def _encrypted() -> BadRequest:

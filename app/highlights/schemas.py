@@ -127,8 +127,9 @@ class NormalizedRect(ResponseModel):
 
 
 SOURCE_FORMAT = (
-    "pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf) it was converted to PDF "
-    "from (the rectangles are on the converted PDF's pages), or html, markdown or text"
+    "pdf, or the Office format (docx, pptx, xlsx, odt, odp, ods, rtf, or the legacy doc, ppt, "
+    "xls) it was converted to PDF from (the rectangles are on the converted PDF's pages), or "
+    "html, markdown or text"
 )
 ORIGINAL_NAME = (
     "The name of the file the document was made from (an Office file's, before conversion), "

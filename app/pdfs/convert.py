@@ -1,4 +1,5 @@
-"""Office documents (DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF) to PDF, by LibreOffice headless.
+"""Office documents (DOCX, PPTX, XLSX, ODT, ODP, ODS, RTF, and the legacy DOC, PPT, XLS) to PDF,
+by LibreOffice headless.
 
 A Word file is as much a program as a PDF (a 300 KB DOCX holding one 60000x60000 picture asks
 for gigabytes when it is drawn), and LibreOffice is a large C++ program reading it. So every
@@ -72,7 +73,9 @@ from app.pdfs.soffice import ISOLATE, can_isolate, environment, kill_group, reap
 log = logging.getLogger(__name__)
 
 # The extensions LibreOffice is given (it picks its import filter by them and by the content).
-OFFICE_EXTENSIONS = frozenset({"docx", "pptx", "xlsx", "odt", "odp", "ods", "rtf"})
+OFFICE_EXTENSIONS = frozenset(
+    {"docx", "pptx", "xlsx", "odt", "odp", "ods", "rtf", "doc", "ppt", "xls"}
+)
 # Sets the limits, then becomes the converter: a ``preexec_fn`` would do it in the forked child
 # of a threaded process, which Python documents as unsafe.
 _TRAMPOLINE = (

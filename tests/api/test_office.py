@@ -20,6 +20,7 @@ from app.core.config import Settings
 from app.services import ingest_file
 from tests.fixtures.app import app_client, make_settings
 from tests.fixtures.office import (
+    FERRY,
     docx_bytes,
     odt_bytes,
     poppler_words,
@@ -35,11 +36,7 @@ pytestmark = pytest.mark.skipif(
     reason="LibreOffice (soffice) and poppler (pdftotext) are needed: .ci/run installs them",
 )
 
-SENTENCES = [
-    "The ferry to Lamu leaves the harbour every morning at seven.",
-    "Tickets cost four hundred shillings for adults and half that for children.",
-    "The crossing takes about forty minutes when the sea is calm.",
-]
+SENTENCES = FERRY
 CITED = SENTENCES[0]
 OCTETS = {"content-type": "application/octet-stream"}
 MAKERS: dict[str, Callable[[list[str]], bytes]] = {
@@ -63,7 +60,7 @@ def _batch(chunk_id: str) -> dict[str, Any]:
     }
 
 
-async def _upload(
+async def upload(
     client: httpx.AsyncClient, document_id: str, data: bytes, filename: str, **params: Any
 ) -> httpx.Response:
     return await client.put(
@@ -88,7 +85,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
 
 
-async def _highlight_and_check(
+async def highlight_and_check(
     client: httpx.AsyncClient, chunk_id: str, fmt: str, name: str, tmp: Path
 ) -> dict[str, Any]:
     response = await client.post("/v2/highlights/batch", json=_batch(chunk_id))
@@ -123,14 +120,14 @@ async def test_each_office_format_is_converted_chunked_and_highlighted(
     shutil.copyfile(sqlite_template, tmp_path / "highlight.db")
     name = f"Ferry_timetable.{fmt}"
     async with app_client(_settings(database_url, tmp_path)) as client:
-        response = await _upload(client, f"ferry-{fmt}", MAKERS[fmt](SENTENCES), name)
+        response = await upload(client, f"ferry-{fmt}", MAKERS[fmt](SENTENCES), name)
         assert response.status_code == 201, response.text
         body = response.json()
         assert (body["source_format"], body["original_name"]) == (fmt, name)
         # The PDF's own title is empty: the file's name stands in, read as words.
         assert body["title"] == "Ferry timetable"
         assert body["source_path"] == f"ingested/{body['sha256']}.pdf"
-        await _highlight_and_check(client, body["chunks"][0]["id"], fmt, name, tmp_path)
+        await highlight_and_check(client, body["chunks"][0]["id"], fmt, name, tmp_path)
         document = (await client.get(f"/v2/documents/ferry-{fmt}")).json()
         assert (document["source_format"], document["original_name"]) == (fmt, name)
 
@@ -140,8 +137,8 @@ async def test_a_word_placeholder_title_gives_way_to_the_original_name(
 ) -> None:
     data = docx_bytes(SENTENCES, title="Microsoft Word - Document1")
     async with app_client(_settings(sqlite_url, tmp_path)) as client:
-        body = (await _upload(client, "ferry", data, "Ferry_timetable.docx")).json()
-        result = await _highlight_and_check(
+        body = (await upload(client, "ferry", data, "Ferry_timetable.docx")).json()
+        result = await highlight_and_check(
             client, body["chunks"][0]["id"], "docx", "Ferry_timetable.docx", tmp_path
         )
         stored = await client.get(f"/v2/highlights/{result['highlights'][0]['highlight_id']}")
@@ -156,13 +153,13 @@ async def test_the_same_docx_again_is_the_same_pdf_and_keeps_its_highlights(
     data = docx_bytes(SENTENCES, title="Ferry timetable 2026")
     original = hashlib.sha256(data).hexdigest()
     async with app_client(_settings(database_url, tmp_path)) as client:
-        first = (await _upload(client, "ferry", data, "ferry.docx")).json()
+        first = (await upload(client, "ferry", data, "ferry.docx")).json()
         assert (first["newly_stored"], first["created"], first["changed"]) == (True, True, True)
         assert first["title"] == "Ferry timetable 2026"  # the document's own title
-        result = await _highlight_and_check(
+        result = await highlight_and_check(
             client, first["chunks"][0]["id"], "docx", "ferry.docx", tmp_path
         )
-        again = await _upload(client, "ferry", data, "ferry.docx")
+        again = await upload(client, "ferry", data, "ferry.docx")
         assert again.status_code == 200, again.text
         second = again.json()
         assert second["sha256"] == first["sha256"]
@@ -172,7 +169,7 @@ async def test_the_same_docx_again_is_the_same_pdf_and_keeps_its_highlights(
             False,
         )
         # Another document id of the same original gets the same PDF, converted once.
-        other = (await _upload(client, "ferry-copy", data, "copy.docx")).json()
+        other = (await upload(client, "ferry-copy", data, "copy.docx")).json()
         assert other["sha256"] == first["sha256"]
         stored = await client.get(f"/v2/highlights/{result['highlights'][0]['highlight_id']}")
         assert stored.status_code == 200, stored.text
@@ -197,12 +194,12 @@ async def test_on_an_object_store_the_original_and_its_conversion_are_objects(
         storage_cache_dir=tmp_path / "storage-cache",
     )
     async with app_client(settings) as client:
-        first = (await _upload(client, "ferry", data, "ferry.docx")).json()
-        await _highlight_and_check(client, first["chunks"][0]["id"], "docx", "ferry.docx", tmp_path)
+        first = (await upload(client, "ferry", data, "ferry.docx")).json()
+        await highlight_and_check(client, first["chunks"][0]["id"], "docx", "ferry.docx", tmp_path)
     # Another replica (its own cache) finds the record and the PDF in the store.
     settings = settings.model_copy(update={"storage_cache_dir": tmp_path / "replica-cache"})
     async with app_client(settings) as client:
-        again = (await _upload(client, "ferry", data, "ferry.docx")).json()
+        again = (await upload(client, "ferry", data, "ferry.docx")).json()
     assert (again["sha256"], again["changed"], again["newly_stored"]) == (
         first["sha256"],
         False,
@@ -231,7 +228,7 @@ async def test_ingest_takes_an_office_file_by_its_content(
     again = await ingest_file(settings, path, "ferry", None)
     assert (again["changed"], again["source_path"]) == (False, first["source_path"])
     async with app_client(settings) as client:
-        await _highlight_and_check(client, "ferry-c0000", "docx", "ferry notes.txt", tmp_path)
+        await highlight_and_check(client, "ferry-c0000", "docx", "ferry notes.txt", tmp_path)
 
 
 # -- refusals ----------------------------------------------------------------------------------
@@ -239,7 +236,7 @@ async def test_ingest_takes_an_office_file_by_its_content(
 
 async def _refused(settings: Settings, data: bytes, filename: str) -> httpx.Response:
     async with app_client(settings) as client:
-        response = await _upload(client, "ferry", data, filename)
+        response = await upload(client, "ferry", data, filename)
         assert (await client.get("/v2/documents/ferry")).status_code == 404
     return response
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import io
+import struct
+import uuid
 import zipfile
 
 import pytest
 
 from app.core.errors import BadRequest, UnsupportedMediaType
 from app.core.formats import SourceFormat, family, sniff
+from tests.fixtures import hostile_ole
+from tests.fixtures.hostile_ole import current_user
+from tests.fixtures.ole import Tree, compound_file
 
 
 def _zip(entries: dict[str, bytes], stored_first: str | None = None) -> bytes:
@@ -78,9 +83,113 @@ def test_what_is_not_a_document_is_415_naming_what_it_is(data: bytes, named: str
     assert "upload PDF, DOCX" in caught.value.message
 
 
-def test_legacy_office_is_415_with_what_to_do() -> None:
-    with pytest.raises(UnsupportedMediaType, match=r"save it as \.docx"):
-        sniff(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504, "old.doc")
+# Legacy Office files (OLE compound files): the root's streams decide, never the name. Their
+# first bytes as Word, PowerPoint and Excel write them (FIB, CurrentUserAtom, BIFF BOF).
+_BOF = struct.pack("<HH", 0x0809, 16) + bytes(16)
+_FILEPASS = struct.pack("<HHH", 0x002F, 2, 1)
+_WRITE_PROTECT = struct.pack("<HH", 0x0086, 0)
+_EOF = struct.pack("<HH", 0x000A, 0)
+_PLAIN_TOKEN, _ENCRYPTED_TOKEN = 0xE391C05F, 0xF3D1C4DF
+
+
+def _fib(flags: int = 0x1200) -> bytes:
+    return struct.pack("<HHHHHH", 0xA5EC, 0x00C1, 0, 0x0409, 0, flags) + bytes(600)
+
+
+def _slides(token: int = _PLAIN_TOKEN, edit_length: int = 0x1C, **extra: bytes) -> bytes:
+    """A PowerPoint file whose Current User points at a UserEditAtom of ``edit_length``."""
+    edit = struct.pack("<HHI", 0, 0x0FF5, edit_length) + bytes(edit_length)
+    document = bytes(5000) + edit
+    return compound_file(
+        {"Current User": current_user(token, 5000), "PowerPoint Document": document, **extra}
+    )
+
+
+@pytest.mark.parametrize(
+    ("tree", "expected"),
+    [
+        ({"WordDocument": _fib(), "1Table": bytes(100)}, SourceFormat.doc),
+        ({"PowerPoint Document": bytes(100), "Current User": current_user(_PLAIN_TOKEN, 0)},
+         SourceFormat.ppt),
+        ({"Workbook": _BOF + _EOF}, SourceFormat.xls),
+        ({"Book": _BOF + _EOF}, SourceFormat.xls),  # Excel 5 and 95
+        # An Excel file holding a Word object: the object's streams are in its own storage.
+        ({"Workbook": _BOF + _EOF, "MBD0001": {"WordDocument": _fib()}}, SourceFormat.xls),
+    ],
+    ids=["doc", "ppt", "xls", "xls biff5", "xls with a word object"],
+)  # fmt: skip
+def test_a_legacy_office_file_is_told_by_its_streams_whatever_its_name(
+    tree: Tree, expected: SourceFormat
+) -> None:
+    # Legacy Office files used to be refused (415, "save it as .docx"): LibreOffice converts
+    # them, and archives of old files are what users cite (issue 41).
+    data = compound_file(tree)
+    for name in ("old.doc", "old.xls", "old.ppt", "old.docx", None):
+        assert sniff(data, name, "application/vnd.ms-excel") == expected
+    assert family(expected) == "office"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        compound_file({"WordDocument": _fib(0x1300), "1Table": bytes(100)}),  # fEncrypted
+        compound_file({"Workbook": _BOF + _FILEPASS + _EOF}),
+        compound_file({"Workbook": _BOF + _WRITE_PROTECT + _FILEPASS + _EOF}),
+        _slides(token=_ENCRYPTED_TOKEN),
+        _slides(edit_length=0x20),  # the UserEditAtom with encryptSessionPersistIdRef
+        _slides(EncryptedSummary=bytes(100)),
+    ],
+    ids=["doc", "xls", "xls after write protect", "ppt token", "ppt user edit", "ppt summary"],
+)
+def test_a_password_protected_legacy_file_is_422_saying_so(data: bytes) -> None:
+    with pytest.raises(BadRequest, match="password-protected") as caught:
+        sniff(data, "secret.doc")
+    assert caught.value.details == {"detected": "encrypted"}
+
+
+def test_a_legacy_file_with_a_password_to_modify_only_is_taken() -> None:
+    # Excel's WriteProtect encrypts nothing, nor does Word's fReadOnlyRecommended (bit 10).
+    assert sniff(compound_file({"Workbook": _BOF + _WRITE_PROTECT + _EOF})) == SourceFormat.xls
+    word = compound_file({"WordDocument": _fib(0x1600), "1Table": bytes(100)})
+    assert sniff(word) == SourceFormat.doc
+    assert sniff(_slides()) == SourceFormat.ppt
+
+
+@pytest.mark.parametrize(
+    ("tree", "clsid", "named"),
+    [
+        ({"__properties_version1.0": bytes(64), "__nameid_version1.0": {}}, bytes(16),
+         "an Outlook message (.msg)"),
+        ({"VisioDocument": bytes(64)}, bytes(16), "a Visio drawing (.vsd)"),
+        ({"\x05SummaryInformation": bytes(64)},
+         uuid.UUID("000C1084-0000-0000-C000-000000000046").bytes_le,
+         "a Windows Installer package (.msi)"),
+        ({"Catalog": bytes(64), "1": bytes(64)}, bytes(16), "a Windows thumbnail cache"),
+        ({"Contents": bytes(64)}, bytes(16), "an OLE compound file that is not a Word"),
+    ],
+    ids=["msg", "vsd", "msi", "thumbs.db", "other"],
+)  # fmt: skip
+def test_another_ole_file_is_415_naming_what_it_is(tree: Tree, clsid: bytes, named: str) -> None:
+    with pytest.raises(UnsupportedMediaType) as caught:
+        sniff(compound_file(tree, clsid), "report.doc")
+    assert named in caught.value.message
+    assert "upload PDF, DOCX" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504,
+        hostile_ole.cut(compound_file({"WordDocument": _fib() * 20, "1Table": bytes(100)}), 0.3),
+        compound_file({"WordDocument": b"\xec\xa5", "1Table": bytes(100)}),  # no FIB
+        compound_file({"Workbook": b"not a BIFF record"}),
+        hostile_ole.looping_tree(),
+    ],
+    ids=["header only", "cut", "no fib", "no bof", "tree loop"],
+)
+def test_a_damaged_legacy_file_is_422_saying_so(data: bytes) -> None:
+    with pytest.raises(BadRequest, match="cannot be read .*: it is damaged or was cut short"):
+        sniff(data, "old.doc")
 
 
 @pytest.mark.parametrize(
@@ -171,10 +280,15 @@ def test_text_over_the_limit_is_judged_by_its_head() -> None:
 
 
 def test_a_password_protected_docx_is_422_not_legacy_office() -> None:
-    # What Word saves with a password: an OLE file with an EncryptionInfo stream.
-    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 500 + "EncryptionInfo".encode("utf-16-le")
-    with pytest.raises(BadRequest, match="password"):
-        sniff(ole + b"\x00" * 100, "secret.docx")
+    # What Word saves with a password: an OLE file with EncryptionInfo and EncryptedPackage
+    # streams (MS-OFFCRYPTO 2.3.4; once looked for as bytes, now as the container's streams).
+    tree: Tree = {
+        "\x06DataSpaces": {"Version": bytes(76)},
+        "EncryptionInfo": struct.pack("<HHI", 4, 4, 0x40) + bytes(200),
+        "EncryptedPackage": bytes(8000),
+    }
+    with pytest.raises(BadRequest, match="password-protected"):
+        sniff(compound_file(tree), "secret.docx")
 
 
 def test_a_password_protected_odt_is_422_before_any_conversion() -> None:
