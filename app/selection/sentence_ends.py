@@ -84,6 +84,8 @@ def period_ends(text: str, dot: int, following: str) -> bool:
     if len(lower) == 1 and lower.isalpha():
         return word == "I" and _bare(following) in SENTENCE_STARTERS
     if lower in ABBREVIATIONS or lower in NUMBER:
+        if word.isupper() and _bare(following).isupper():
+            return False  # a title in capitals: "ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES"
         return not (following[0].isdigit() or following[0] in "([")
     if lower.isdigit() and len(lower) <= 2 and _bare(following) in ORDINAL_MONTHS:
         return False  # "vom 12. Juni"
