@@ -37,13 +37,13 @@ from app.core.formats import TEXT, SourceFormat
 from app.db.session import in_transaction, transaction
 from app.documents import repository
 from app.documents.errors import ChunkIdsTaken, DocumentNotFound
+from app.documents.markdown_text import markdown_to_text
 from app.documents.models import Chunk, Document
 from app.documents.text_extract import (
     SEPARATOR,
     PlacedBlock,
     SourceDocument,
     html_to_text,
-    markdown_to_text,
     plain_to_text,
 )
 from app.pdfs.errors import PdfChanged, PdfMissing

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from app.core.errors import BadRequest
 from app.core.formats import SourceFormat
+from app.documents.markdown_text import markdown_to_text
 from app.documents.text_extract import (
     SEPARATOR,
     SourceDocument,
     html_to_text,
-    markdown_to_text,
     plain_to_text,
 )
 from app.documents.text_sources import (
@@ -91,11 +91,12 @@ def test_markdown_markers_are_out_of_the_text() -> None:
 def test_markdown_inline_rules() -> None:
     doc = markdown_to_text(
         "Setext\n===\n\nA *b* _c_ **d** __e__ ~~f~~ `g*h*` ![alt](x.png) <https://x.y> "
-        "snake_case 2*3*4 \\*lit\\* <b>tag</b>  \nnext\n\n```\ncode *raw*\n```\n\n---\n\n"
+        "snake_case 2 * 3 * 4 \\*lit\\* <b>tag</b>  \nnext\n\n```\ncode *raw*\n```\n\n---\n\n"
         "[ref]: https://example.com"
     )
     assert doc.text == (
-        "Setext\n\nA b c d e f g*h* alt https://x.y snake_case 2*3*4 *lit* tag\nnext\n\ncode *raw*"
+        "Setext\n\nA b c d e f g*h* alt https://x.y snake_case 2 * 3 * 4 *lit* tag\nnext"
+        "\n\ncode *raw*"
     )
 
 
