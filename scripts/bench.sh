@@ -75,6 +75,9 @@ $PY bench/import_time.py --repeat 5 --top 10
 section "long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
 $PY bench/long_chunks.py
 
+section "Markdown: the CommonMark spec against Chromium, extraction on bombs at 1x/4x/16x, a bomb's upload against /healthz"
+$PY bench/markdown_bench.py
+
 section "LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py
 

@@ -19,9 +19,11 @@ emphasis and strikethrough their text; inline HTML tags are dropped and their te
 Cost: linear in the text's length on every input tried, pathological ones included
 (``tests/documents/test_markdown_growth.py``, ``bench/markdown_bench.py``). The parser is pure
 Python, so a long parse in a thread (``asyncio.to_thread``) lets the event loop run between its
-steps. Containers nested deeper than ``MAX_NESTING`` levels (a block quote, a list and its item
-are one level each) are not read: markdown-it-py leaves out what is inside them, its guard
-against unbounded recursion; only adversarial files nest that deep.
+steps. markdown-it-py's guards against unbounded recursion, which only files built to defeat
+them reach: containers nested deeper than ``MAX_NESTING`` levels (a block quote, a list and its
+item are one level each) are not read (what is inside them is left out), and a link or image
+whose text nests brackets, links or images more than ``MAX_INLINE_NESTING`` deep is read as
+text, its syntax with it.
 """
 
 from __future__ import annotations

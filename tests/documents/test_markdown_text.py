@@ -183,6 +183,11 @@ def test_nothing_deeper_than_the_nesting_guard_is_read() -> None:
     # markdown-it-py's guard against unbounded recursion: a quote 200 deep shows nothing.
     assert markdown_to_text("> " * 200 + "deep\n\nafter").text == "after"
     assert markdown_to_text("> " * 40 + "deep").text == "deep"
+    # Inline, a link whose text nests brackets deeper than 8 is read as text, syntax and all.
+    assert (
+        markdown_to_text("[a " * 8 + "x" + "]" * 8 + "(u)").text == "a " + "[a " * 7 + "x" + "]" * 7
+    )
+    assert markdown_to_text("[a " * 9 + "x" + "]" * 9 + "(u)").text.endswith("](u)")
 
 
 WORDS = st.lists(
