@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from app.documents.text_extract import (
+    NEVER_SHOWN,
     Block,
     BlockKind,
     SourceDocument,
@@ -61,11 +62,9 @@ _LAST_CLOSE = "highlight_last_close"
 _SPACE = re.compile(r"[ \t\n\r\f]+")
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
 _ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
-# Inline elements whose content a browser never shows (text_extract's _NEVER_SHOWN).
-_NEVER_SHOWN = frozenset(
-    "script style template noscript svg math iframe object embed canvas audio video "
-    "map datalist textarea title".split()
-)
+# Inline elements whose content a browser never shows as text: a form field's and a title's
+# too (the HTML reader leaves out a textarea as page furniture, and reads <title> apart).
+_NEVER_SHOWN = NEVER_SHOWN | {"textarea", "title"}
 
 
 def _parser() -> MarkdownIt:

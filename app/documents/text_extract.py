@@ -87,7 +87,8 @@ def _pieces(text: str) -> list[str]:
 
 # --- HTML ---------------------------------------------------------------------------------
 
-_NEVER_SHOWN = frozenset(
+# Elements whose content a browser never shows (markdown_text.py reads inline HTML by it too).
+NEVER_SHOWN = frozenset(
     "script style template noscript svg math iframe object embed canvas audio video "
     "map datalist".split()
 )
@@ -143,7 +144,7 @@ class _Reader(HTMLParser):
         self.in_title = False
 
     def _skipped(self, tag: str, attrs: dict[str, str | None]) -> bool:
-        if tag in _NEVER_SHOWN or tag in _FURNITURE or "hidden" in attrs:
+        if tag in NEVER_SHOWN or tag in _FURNITURE or "hidden" in attrs:
             return True
         if (attrs.get("role") or "").lower() in _FURNITURE_ROLES:
             return True
