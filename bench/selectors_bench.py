@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 
 from app.alignment.selectors import quote_selector, text_fragment
-from app.documents.text_extract import html_to_text, markdown_to_text, plain_to_text
+from app.documents.markdown_text import markdown_to_text
+from app.documents.text_extract import html_to_text, plain_to_text
 from app.documents.text_sources import chunk_source
 from app.highlights.schemas import CitationResult, CitationStatus, Highlight, HighlightBatchResponse
 from app.highlights.sources import SourceText, with_selectors

@@ -78,6 +78,9 @@ $PY bench/sentence_bench.py
 section "long chunks: ten 100k-character chunks split to the 200-sentence cap, before/after/floor"
 $PY bench/long_chunks.py
 
+section "Markdown: the CommonMark spec against Chromium, extraction on bombs at 1x/4x/16x, a bomb's upload against /healthz"
+$PY bench/markdown_bench.py
+
 section "LLM schemas: distinct schemas among 2,000 realistic batches, before and after buckets"
 $PY bench/grammar_bench.py
 

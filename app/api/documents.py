@@ -397,9 +397,7 @@ async def get_document_text(document_id: DocumentId, documents: DocumentsDep) ->
     """The text the highlights' selectors index (TextQuoteSelector, TextPositionSelector), with
     its blocks: what the viewer shows of a web or text source. With auth on, a bearer token or
     the signature of the viewer's link."""
-    document, text, blocks = await document_text(
-        documents.session_factory, documents.storage, document_id
-    )
+    document, text, blocks = await document_text(documents.session_factory, document_id)
     return DocumentText(
         document_id=document.id,
         title=shown_title(document.title, document.source_path, document.id),

@@ -3,9 +3,10 @@
 A file's name and declared type are hints, never the decision: a PDF named ``report.docx`` is a
 PDF, and a PNG named ``report.docx`` is refused (415) naming what it is. The bytes decide the
 container (PDF, ZIP, RTF, OLE, text); inside a ZIP, the Office Open XML parts or the
-OpenDocument ``mimetype`` entry decide which Office format; for text, HTML is recognised by its
-markup, and Markdown is told from plain text only by the name or the declared type (no byte
-pattern separates them reliably, and showing Markdown as plain text loses nothing).
+OpenDocument ``mimetype`` entry decide which Office format; for text, Markdown is told only by
+the name or the declared type (no byte pattern separates it reliably from plain text, nor from
+HTML: CommonMark reads HTML blocks, so a README that opens with ``<p align="center">`` is
+Markdown when it says so), then HTML by its markup, else plain text.
 
 An OLE compound file is a legacy Office document (DOC, PPT, XLS) told by its root's streams,
 or refused naming what else it is (``legacy_office.py``, over ``ole.py``'s bounded reader).
@@ -139,7 +140,7 @@ def sniff(
     max_text_bytes: int | None = None,
 ) -> SourceFormat:
     """The format of ``data``. ``filename`` and ``declared`` (a media type) only choose Markdown
-    over plain text. Raises UnsupportedMediaType (415) for what is not a supported format, and
+    over HTML or text. Raises UnsupportedMediaType (415) for what is not a supported format, and
     BadRequest (422) for a supported container that is broken (a ZIP that cannot be read, an
     encrypted one). ``max_text_bytes``: text longer than this is judged by its head only and
     not decoded whole (the caller refuses it by size; decoding 100 MB first is wasted work)."""
@@ -161,12 +162,14 @@ def sniff(
         text = _decoded(_utf8_head(data[:_TEXT_HEAD]))
     else:
         text = _decoded(data)
-    if _HTML.match(data[:4096]) or _looks_like_html(text):
-        return SourceFormat.html
     name = (filename or "").lower()
     media = (declared or "").split(";", 1)[0].strip().lower()
+    # Declared Markdown is Markdown even when it opens with HTML (a README's centred logo):
+    # CommonMark reads HTML blocks, so the bytes allow both, and the sender said which.
     if name.endswith(_MARKDOWN_NAMES) or media in _MARKDOWN_TYPES:
         return SourceFormat.markdown
+    if _HTML.match(data[:4096]) or _looks_like_html(text):
+        return SourceFormat.html
     return SourceFormat.text
 
 

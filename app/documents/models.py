@@ -28,6 +28,9 @@ class Document(Base):
     original_name: Mapped[str | None] = mapped_column(String(500), default=None)
     original_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
     original_path: Mapped[str | None] = mapped_column(String(1024), default=None)
+    # A text source's blocks as JSON (documents/text_sources.py), made at upload; loaded only
+    # when asked for (``repository.get_document(with_blocks=True)``): it can be large.
+    text_blocks: Mapped[str | None] = mapped_column(Text, default=None, deferred=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 

@@ -6,15 +6,20 @@ from collections.abc import Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import selectinload, undefer
 
 from app.documents.models import Chunk, Document
 
 
-async def get_document(session: AsyncSession, document_id: str) -> Document | None:
-    return await session.scalar(
-        select(Document).where(Document.id == document_id).options(selectinload(Document.chunks))
-    )
+async def get_document(
+    session: AsyncSession, document_id: str, *, with_blocks: bool = False
+) -> Document | None:
+    """The document with its chunks; ``with_blocks``: and a text source's stored blocks."""
+    query = select(Document).where(Document.id == document_id)
+    query = query.options(selectinload(Document.chunks))
+    if with_blocks:
+        query = query.options(undefer(Document.text_blocks))
+    return await session.scalar(query)
 
 
 async def get_document_row(session: AsyncSession, document_id: str) -> Document | None:

@@ -163,6 +163,7 @@ async def _upsert(
     document.source_path = source_path
     document.sha256 = facts.sha256
     document.page_count = facts.page_count
+    document.text_blocks = None  # a PDF's blocks are its chunks
     document.updated_at = datetime.now(UTC)
     await session.flush()
     await repository.replace_chunks(session, document, incoming)

@@ -10,17 +10,16 @@ blank lines are exactly its block boundaries and its chunks (consecutive blocks)
   shown (script, style, template, head, ``hidden`` and ``display:none`` elements; aria-hidden
   ones are shown, only not read aloud) and page furniture
   (nav, aside, form, menus, buttons, and a header or footer outside the article or main part).
-- Markdown: rendered to text by a rule set (CommonMark's common cases): headings, list items,
-  block quotes, code fences and table rows become blocks without their markers; emphasis, code
-  spans, links (their text), images (their alt text), HTML tags and escapes are taken out of the
-  words.
+  Linear in the markup's length, however deep its nesting or broken its tags (a tag, comment or
+  declaration that never ends shows nothing, to the end of the file, as in a browser).
+- Markdown: ``markdown_text.py`` (a CommonMark parser; its HTML read by this module's reader).
 - Plain text: its paragraphs (split at blank lines), each line as written without trailing blanks.
 """
 
 from __future__ import annotations
 
-import html
 import re
+from collections import Counter
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Literal
@@ -88,7 +87,8 @@ def _pieces(text: str) -> list[str]:
 
 # --- HTML ---------------------------------------------------------------------------------
 
-_NEVER_SHOWN = frozenset(
+# Elements whose content a browser never shows (markdown_text.py reads inline HTML by it too).
+NEVER_SHOWN = frozenset(
     "script style template noscript svg math iframe object embed canvas audio video "
     "map datalist".split()
 )
@@ -105,32 +105,77 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 _SPACE = re.compile(r"[ \t\n\r\f]+")
 _BREAK, _CELL = "\x1e", "\x1f"  # stand-ins while white space is collapsed
 # Control characters a file may carry (a browser shows none of them), out before anything is
-# read: the stand-ins above and _inline's placeholders are control characters too.
+# read: the stand-ins above are control characters too.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
+# The kind of block an element makes of the text inside it (the innermost such element decides).
+_KINDS: dict[str, tuple[BlockKind, int]] = {
+    **{tag: ("heading", level) for tag, level in _HEADINGS.items()},
+    "pre": ("code", 0),
+    "tr": ("row", 0),
+    "table": ("row", 0),
+    "li": ("item", 0),
+    "dt": ("item", 0),
+    "dd": ("item", 0),
+    "blockquote": ("quote", 0),
+}
+_PARAGRAPH: tuple[BlockKind, int] = ("paragraph", 0)
+
+
 class _Reader(HTMLParser):
-    def __init__(self) -> None:
+    """The open elements are a stack with, per element, the block kind in force and a count
+    per tag name, so each tag is read in constant time however deep the nesting: a file of
+    100,000 unclosed ``<div>`` took minutes when the kind was looked up the stack each time."""
+
+    def __init__(self, *, images_as_alt: bool = False) -> None:
         super().__init__(convert_charrefs=True)
+        self.images_as_alt = images_as_alt
         self.blocks: list[Block] = []
         self.stack: list[str] = []
+        self.kinds: list[tuple[BlockKind, int]] = []  # per open element, the kind in force
+        self.open: Counter[str] = Counter()  # open elements per tag name
         self.skip_depth = 0  # > 0: inside something not shown
         self.pre_depth = 0
         self.buffer: list[str] = []
-        self.kind: BlockKind = "paragraph"
-        self.level = 0
+        self.has_text = False  # the buffer holds more than white space
+        self.kind, self.level = _PARAGRAPH
         self.title: list[str] = []
         self.in_title = False
 
     def _skipped(self, tag: str, attrs: dict[str, str | None]) -> bool:
-        if tag in _NEVER_SHOWN or tag in _FURNITURE or "hidden" in attrs:
+        if tag in NEVER_SHOWN or tag in _FURNITURE or "hidden" in attrs:
             return True
         if (attrs.get("role") or "").lower() in _FURNITURE_ROLES:
             return True
         style = (attrs.get("style") or "").replace(" ", "").lower()
         if "display:none" in style or "visibility:hidden" in style:
             return True
-        return tag in {"header", "footer"} and not _MAIN & set(self.stack)
+        return tag in {"header", "footer"} and not any(self.open[t] for t in _MAIN)
+
+    def _current(self) -> tuple[BlockKind, int]:
+        return self.kinds[-1] if self.kinds else _PARAGRAPH
+
+    def _push(self, tag: str) -> None:
+        self.stack.append(tag)
+        self.kinds.append(_KINDS.get(tag) or self._current())
+        self.open[tag] += 1
+
+    def _pop(self) -> str:
+        tag = self.stack.pop()
+        self.kinds.pop()
+        self.open[tag] -= 1
+        return tag
+
+    def close(self) -> None:
+        # What the parser still holds once the whole markup is fed starts with a tag, comment or
+        # declaration that never ends: a browser reads it to the end of the file and shows
+        # nothing of it. The stdlib (3.11) would re-scan the rest from each later "<" (a file of
+        # "<div " repeated: quadratic, minutes for 100 KB); dropping it shows the same text.
+        held = self.rawdata
+        if held.startswith("<") and held not in ("<", "</") and not self.cdata_elem:
+            self.rawdata = ""
+        super().close()
 
     def parse_marked_section(self, i: int, report: bool = True) -> int:
         # ``<![foo[ ... ]]>`` (not CDATA, not a conditional comment): the stdlib raises
@@ -157,30 +202,37 @@ class _Reader(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _VOID:
-            if not self.skip_depth and tag == "br":
-                self.buffer.append(_BREAK)
-            elif not self.skip_depth and tag == "hr":
-                self.flush()
-            return  # an image's alt text is not shown unless the image fails to load
-        self.stack.append(tag)
+            if not self.skip_depth:
+                self._void(tag, attrs)
+            return
+        self._push(tag)
         if self.skip_depth or self._skipped(tag, dict(attrs)):
             self.skip_depth += 1
             return
         if tag == "title":
             self.in_title = True
         elif tag in ("td", "th"):
-            if "".join(self.buffer).strip():
+            if self.has_text:
                 self.buffer.append(_CELL)
         elif tag in _BLOCKS:
             self.flush()
-            self.kind, self.level = _kind_of(self.stack)
             self.pre_depth += tag == "pre"
 
+    def _void(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self.buffer.append(_BREAK)
+        elif tag == "hr":
+            self.flush()
+        elif tag == "img" and self.images_as_alt:
+            # A web page's image shows its alt text only when it fails to load; Markdown's
+            # images are read as their alt text (``markdown_text.py``), <img> in it too.
+            self.handle_data(dict(attrs).get("alt") or "")
+
     def handle_endtag(self, tag: str) -> None:
-        if tag not in self.stack:
+        if not self.open[tag]:
             return  # a stray end tag
         while self.stack:
-            open_tag = self.stack.pop()
+            open_tag = self._pop()
             if self.skip_depth:
                 self.skip_depth -= 1
             elif open_tag == "title":
@@ -191,7 +243,7 @@ class _Reader(HTMLParser):
             if open_tag == tag:
                 break
         if not self.skip_depth:
-            self.kind, self.level = _kind_of(self.stack)
+            self.kind, self.level = self._current()
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
@@ -199,10 +251,12 @@ class _Reader(HTMLParser):
             return
         if not self.skip_depth:
             self.buffer.append(data.replace(_BREAK, " ").replace(_CELL, " "))
+            self.has_text = self.has_text or not data.isspace()
 
     def flush(self) -> None:
         raw = "".join(self.buffer)
         self.buffer = []
+        self.has_text = False
         if self.pre_depth:
             text = raw.replace(_BREAK, "\n").replace(_CELL, "\t").strip("\n")
         else:
@@ -212,183 +266,34 @@ class _Reader(HTMLParser):
             text = text.strip("\t")
         if text.strip():
             self.blocks.append(Block(self.kind, text, self.level))
-        self.kind, self.level = _kind_of(self.stack)
+        self.kind, self.level = self._current()
 
 
-def _kind_of(stack: list[str]) -> tuple[BlockKind, int]:
-    """The kind of block the innermost block-deciding element makes."""
-    for tag in reversed(stack):
-        if tag in _HEADINGS:
-            return "heading", _HEADINGS[tag]
-        if tag == "pre":
-            return "code", 0
-        if tag in ("tr", "table"):
-            return "row", 0
-        if tag in ("li", "dt", "dd"):
-            return "item", 0
-        if tag == "blockquote":
-            return "quote", 0
-    return "paragraph", 0
+def html_blocks(markup: str, *, images_as_alt: bool = False) -> tuple[list[Block], str]:
+    """The blocks of text a browser shows of ``markup``, and its ``<title>``'s text.
+    ``images_as_alt``: an image is its alt text (for Markdown's HTML)."""
+    reader = _Reader(images_as_alt=images_as_alt)
+    reader.feed(without_controls(markup))
+    reader.close()
+    reader.flush()
+    return reader.blocks, _SPACE.sub(" ", "".join(reader.title)).strip()
 
 
 def html_to_text(markup: str) -> SourceDocument:
-    markup = _CONTROLS.sub("", markup)
-    reader = _Reader()
-    reader.feed(markup)
-    reader.close()
-    reader.flush()
-    return assemble(reader.blocks, _SPACE.sub(" ", "".join(reader.title)).strip())
+    blocks, title = html_blocks(markup)
+    return assemble(blocks, title)
 
 
-# --- Markdown -----------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+\[[ xX]\])?(?:[ \t]+|$)")
-_QUOTE = re.compile(r"^ {0,3}> ?")
-_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S+")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])")
-_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
-_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPHASIS = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_HARD_BREAK = re.compile(r"(?: {2,}|\\)$")
-
-
-def _inline(text: str) -> str:
-    """Markdown's inline markup out of a block's text: the words a reader sees."""
-    codes: list[str] = []
-
-    def keep_code(match: re.Match[str]) -> str:
-        codes.append(match.group(2).strip() or match.group(2))
-        return f"\x00{len(codes) - 1}\x00"
-
-    text = _CODE_SPAN.sub(keep_code, text)
-    text = text.replace("\\\\", "\x01")
-    escaped: list[str] = []
-
-    def keep_escape(match: re.Match[str]) -> str:
-        escaped.append(match.group(1))
-        return f"\x02{len(escaped) - 1}\x02"
-
-    text = _ESCAPE.sub(keep_escape, text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _AUTOLINK.sub(r"\1", text)
-    text = _TAG.sub("", text)
-    for _ in range(3):  # nested emphasis: ***a***, **a _b_ c**
-        text = _STRONG.sub(r"\2", text)
-        text = _STRIKE.sub(r"\1", text)
-        text = _EMPHASIS.sub(r"\2", text)
-    # Entities are read outside code spans and escapes only: `&amp;` and \&amp; stay literal.
-    text = html.unescape(text)
-    text = re.sub("\x02(\\d+)\x02", lambda m: escaped[int(m.group(1))], text)
-    text = re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], text)
-    return text.replace("\x01", "\\")
-
-
-def _paragraph(lines: list[str]) -> str:
-    """A paragraph's lines: soft breaks are spaces, a hard break (two spaces, a backslash) a
-    line break. Its inline markup is read over the whole paragraph: a link or emphasis may
-    span a line end."""
-    pieces = [
-        _HARD_BREAK.sub("", line).strip() + (_BREAK if _HARD_BREAK.search(line) else " ")
-        for line in lines
-    ]
-    words = _SPACE.sub(" ", _inline("".join(pieces)))
-    return "\n".join(line.strip() for line in words.split(_BREAK)).strip()
-
-
-def _at(lines: list[str], i: int) -> str:
-    return lines[i] if i < len(lines) else ""
-
-
-def markdown_to_text(source: str) -> SourceDocument:
-    source = _CONTROLS.sub("", source)
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    blocks: list[Block] = []
-    para: list[str] = []
-    para_kind: BlockKind = "paragraph"
-    title = ""
-    in_table = False
-
-    def end_para() -> None:
-        nonlocal para, para_kind
-        if para:
-            blocks.append(Block(para_kind, _paragraph(para)))
-        para, para_kind = [], "paragraph"
-
-    i = 0
-    while i < len(lines):
-        line = lines[i].expandtabs(4)
-        fence = _FENCE.match(line)
-        if fence:
-            end_para()
-            marker = fence.group(1)
-            code: list[str] = []
-            i += 1
-            while i < len(lines) and not lines[i].lstrip().startswith(marker):
-                code.append(lines[i])
-                i += 1
-            blocks.append(Block("code", "\n".join(code)))
-            i += 1
-            continue
-        if not line.strip() or _REF_DEF.match(line):
-            end_para()
-        elif _ATX.match(line):
-            end_para()
-            heading = _ATX.match(line)
-            assert heading is not None
-            level, text = len(heading.group(1)), _paragraph([heading.group(2) or ""])
-            blocks.append(Block("heading", text, level))
-            title = title or text
-        elif para and para_kind == "paragraph" and _SETEXT.match(line):
-            text, para = _paragraph(para), []
-            level = 1 if line.strip().startswith("=") else 2
-            blocks.append(Block("heading", text, level))
-            title = title or (text if level == 1 else "")
-        elif _RULE.match(line):
-            end_para()
-        elif _QUOTE.match(line):
-            if para_kind != "quote":
-                end_para()
-            para_kind = "quote"
-            para.append(_QUOTE.sub("", line))
-        elif _ITEM.match(line):
-            end_para()
-            para_kind = "item"
-            para.append(_ITEM.sub("", line, count=1))
-        elif "|" in line and (in_table or _TABLE_RULE.match(_at(lines, i + 1))):
-            end_para()
-            # An escaped bar is the cell's text (its _inline drops the backslash).
-            row = re.sub(r"^\|", "", re.sub(r"(?<!\\)\|$", "", line.strip()))
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)]
-            blocks.append(Block("row", "\t".join(_inline(c) for c in cells)))
-            in_table = True
-            if _TABLE_RULE.match(_at(lines, i + 1)):
-                i += 1
-            i += 1
-            continue
-        else:
-            para.append(line)
-        in_table = False
-        i += 1
-    end_para()
-    return assemble([b for b in blocks if b.text], title)
+def without_controls(text: str) -> str:
+    """``text`` without the control characters a browser never shows (read before anything
+    else: the reader's stand-ins are control characters too)."""
+    return _CONTROLS.sub("", text)
 
 
 # --- plain text ---------------------------------------------------------------------------
 
 
 def plain_to_text(source: str) -> SourceDocument:
-    source = _CONTROLS.sub("", source)
+    source = without_controls(source)
     text = source.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     return assemble([Block("paragraph", text)])

@@ -4,7 +4,8 @@ highlighted in their text without a PDF.
 An upload keeps two files in the storage, each named by its content hash: the original bytes
 as an Office original is kept (``originals/<sha256>.<ext>``, ``original_path``/``original_sha256``)
 and the document's text extracted from them (``texts/<sha256>.txt``, ``source_path``/``sha256``,
-UTF-8; ``documents/text_extract.py``, deterministic from the bytes). Neither has a PDF's name:
+UTF-8; ``documents/text_extract.py`` and ``markdown_text.py``, deterministic from the bytes),
+extracted once, at upload, in a thread. Neither has a PDF's name:
 ``ingested/`` holds PDFs only. A document stored before that (both under ``ingested/<sha256>.pdf``)
 moves to these names when the same bytes are uploaded again, still unchanged.
 The chunks are consecutive blocks of that text (paragraphs, headings, items, rows) of at most
@@ -12,22 +13,29 @@ The chunks are consecutive blocks of that text (paragraphs, headings, items, row
 chunks tile the text: ``text[source_start:source_end]`` is each chunk's text, and the text is
 the chunks' texts joined by a blank line (what the highlights' selectors index,
 ``highlights/sources.py``). A text source has one page: ``page_count`` 1, every chunk on page 1.
+The blocks (kind, heading level, offsets) are kept with the document in the upload's transaction
+(``Document.text_blocks``, JSON), so ``GET /v2/documents/{id}/text`` reads text and blocks from
+the database alone: never the storage, never an extraction. A text source stored before blocks
+were kept (migration 0004) is served with its chunks as paragraphs until its file is uploaded
+again, which fills them in (no change to its text or highlights).
 
 Text must be UTF-8 (a BOM is allowed): anything else is refused by ``sniff`` with a 422 saying
 to save it as UTF-8. The upload door (``DocumentService.upload_file``, ``ingest``) refuses a file
-over HIGHLIGHT_MAX_TEXT_BYTES (413) before it is read here: HTML is read at about 6 MB/s and
-Markdown at 4 MB/s on one core (bench/selectors_bench.py).
+over HIGHLIGHT_MAX_TEXT_BYTES (413) before it is read here: HTML is read at about 5 MB/s and
+Markdown at 2 MB/s on one core (bench/selectors_bench.py); Markdown built to be slow, at 70 KB/s
+or more (bench/markdown_bench.py), in a thread that leaves the event loop free.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -37,13 +45,14 @@ from app.core.formats import TEXT, SourceFormat
 from app.db.session import in_transaction, transaction
 from app.documents import repository
 from app.documents.errors import ChunkIdsTaken, DocumentNotFound
+from app.documents.markdown_text import markdown_to_text
 from app.documents.models import Chunk, Document
 from app.documents.text_extract import (
     SEPARATOR,
+    BlockKind,
     PlacedBlock,
     SourceDocument,
     html_to_text,
-    markdown_to_text,
     plain_to_text,
 )
 from app.pdfs.errors import PdfChanged, PdfMissing
@@ -61,6 +70,7 @@ WRITE_ATTEMPTS = 3
 TEXTS = "texts"
 # The original's extension in its stored name (``originals/<sha256>.<ext>``).
 EXTENSIONS = {SourceFormat.html: "html", SourceFormat.markdown: "md", SourceFormat.text: "txt"}
+_KINDS = frozenset(get_args(BlockKind))
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,11 @@ def _store(
     return source, original, original_sha, text, text_sha
 
 
+def _chunked(source: SourceDocument, document_id: str) -> tuple[list[TextChunk], str]:
+    """Blocking (a long text has many blocks): its chunks and its blocks as kept."""
+    return chunk_source(source, document_id), encode_blocks(source.blocks)
+
+
 async def store_text(
     session_factory: async_sessionmaker[AsyncSession],
     storage: PdfStorage,
@@ -171,7 +186,7 @@ async def store_text(
     source, original, original_sha, text, text_sha = await asyncio.to_thread(
         _store, storage, data, fmt
     )
-    chunks = chunk_source(source, document_id)
+    chunks, blocks = await asyncio.to_thread(_chunked, source, document_id)
     shown = (
         title
         or source.title
@@ -184,7 +199,7 @@ async def store_text(
         foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
         if foreign:
             raise ChunkIdsTaken(foreign)
-        document = await repository.get_document(session, document_id)
+        document = await repository.get_document(session, document_id, with_blocks=True)
         facts = (shown, text_sha, fmt.value, original_name, original_sha)
         incoming = [(c.id, c.ordinal, c.text, c.start, c.end) for c in chunks]
         if document is not None:
@@ -200,10 +215,15 @@ async def store_text(
             )
             if known == facts and stored == incoming:
                 # The same content: stored under older names (``ingested/``) it moves to these,
-                # and it is no change (its highlights are of this same text).
+                # and stored before blocks were kept it gets them; it is no change (its
+                # highlights are of this same text).
                 paths = (text.source_path, original.source_path)
-                if (document.source_path, document.original_path) != paths:
+                if (document.source_path, document.original_path, document.text_blocks) != (
+                    *paths,
+                    blocks,
+                ):
                     document.source_path, document.original_path = paths
+                    document.text_blocks = blocks
                     await session.flush()
                 return document, False, False
         created = document is None
@@ -218,6 +238,7 @@ async def store_text(
         document.original_name = original_name
         document.original_sha256 = original_sha
         document.original_path = original.source_path
+        document.text_blocks = blocks
         document.updated_at = datetime.now(UTC)
         await session.flush()
         rows = [
@@ -282,33 +303,55 @@ def joined(chunks: list[TextChunk]) -> str:
     return SEPARATOR.join(c.text for c in chunks)
 
 
-def _blocks(storage: PdfStorage, document: Document, text: str) -> list[PlacedBlock]:
-    """Blocking: a text source's blocks, extracted again from its original (deterministic);
-    its chunks as paragraphs when that is not the text they make (an upstream re-chunked it)
-    or the original cannot be read (the text is still served: a viewer shows it plain)."""
+def encode_blocks(blocks: Sequence[PlacedBlock]) -> str:
+    """A text source's blocks as its document keeps them (``Document.text_blocks``): JSON, one
+    ``[kind, level, start, end]`` per block."""
+    return json.dumps([[b.kind, b.level, b.start, b.end] for b in blocks], separators=(",", ":"))
+
+
+def decode_blocks(stored: str | None, text: str) -> list[PlacedBlock] | None:
+    """The blocks a document keeps, or None when it keeps none that tile ``text`` (a text source
+    stored before blocks were kept; a PDF)."""
+    if not stored:
+        return None
+    try:
+        blocks = [
+            PlacedBlock(kind, level, start, end) for kind, level, start, end in json.loads(stored)
+        ]
+    except (ValueError, TypeError):
+        log.warning("stored blocks that cannot be read", exc_info=True)
+        return None
+    at = 0
+    for block in blocks:
+        if block.kind not in _KINDS or not at <= block.start < block.end <= len(text):
+            return None
+        at = block.end
+    return blocks if blocks and at == len(text) else None
+
+
+def _paragraphs(document: Document) -> list[PlacedBlock]:
+    """The document's chunks as paragraphs: its blocks when it keeps none (a PDF's are its
+    chunks)."""
     spans, at = [], 0
     for chunk in document.chunks:
         spans.append(PlacedBlock("paragraph", 0, at, at + len(chunk.text)))
         at += len(chunk.text) + len(SEPARATOR)
-    fmt = SourceFormat(document.source_format)
-    if fmt not in TEXT or not document.original_path or not document.original_sha256:
-        return spans
-    try:
-        data = storage.read_verified(document.original_path, document.original_sha256)
-        source = extract(data, fmt)
-    except Exception:  # missing, changed or unreadable: the chunks still show the text
-        log.warning("cannot read the original of %s again", document.id, exc_info=True)
-        return spans
-    return list(source.blocks) if source.text == text else spans
+    return spans
 
 
 async def document_text(
-    session_factory: async_sessionmaker[AsyncSession], storage: PdfStorage, document_id: str
+    session_factory: async_sessionmaker[AsyncSession], document_id: str
 ) -> tuple[Document, str, list[PlacedBlock]]:
-    """A document's text (its chunks joined by a blank line) and its blocks."""
+    """A document's text (its chunks joined by a blank line) and its blocks, from the database
+    alone: a text source's blocks were kept at upload (never extracted again per request); a
+    PDF's, and those of a text source stored before blocks were kept, are its chunks as
+    paragraphs (its file uploaded again fills them in)."""
     async with transaction(session_factory) as session:
-        document = await repository.get_document(session, document_id)
+        document = await repository.get_document(session, document_id, with_blocks=True)
     if document is None:
         raise DocumentNotFound(document_id)
     text = SEPARATOR.join(c.text for c in document.chunks)
-    return document, text, await asyncio.to_thread(_blocks, storage, document, text)
+    blocks = None
+    if SourceFormat(document.source_format) in TEXT:
+        blocks = await asyncio.to_thread(decode_blocks, document.text_blocks, text)
+    return document, text, blocks if blocks is not None else _paragraphs(document)

@@ -65,6 +65,40 @@ def test_markdown_is_told_from_text_by_name_or_declared_type() -> None:
     assert sniff(data, "notes.txt", "text/plain") == SourceFormat.text
 
 
+README = b'<p align="center"><img alt="Logo" src="logo.png"></p>\n<div>x</div>\n\n# Tool\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "declared"),
+    [
+        ("README.md", None),
+        ("notes.markdown", "application/octet-stream"),
+        ("a.mdown", None),
+        ("a.MKD", None),
+        (None, "text/markdown"),
+        ("upload", "text/x-markdown; charset=utf-8"),
+    ],
+)
+def test_declared_markdown_that_opens_with_html_is_markdown(
+    name: str | None, declared: str | None
+) -> None:
+    # CommonMark reads HTML blocks: the bytes allow Markdown, and the sender said so.
+    assert sniff(README, name, declared) == SourceFormat.markdown
+    assert sniff(b"<!doctype html><html><p>x</p></html>", name, declared) == SourceFormat.markdown
+
+
+def test_only_text_takes_the_declared_markdown() -> None:
+    # The bytes still decide every container: a PDF, RTF or PNG named .md is not Markdown.
+    assert sniff(b"%PDF-1.7\n", "notes.md", "text/markdown") == SourceFormat.pdf
+    assert sniff(b"{\\rtf1 Hi.}", "notes.md", "text/markdown") == SourceFormat.rtf
+    assert sniff(README, "README.txt") == SourceFormat.html
+    assert sniff(README) == SourceFormat.html
+    with pytest.raises(UnsupportedMediaType, match="PNG"):
+        sniff(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "logo.md", "text/markdown")
+    with pytest.raises(UnsupportedMediaType, match="ZIP archive"):
+        sniff(_zip({"a.md": b"# x"}), "notes.md", "text/markdown")
+
+
 @pytest.mark.parametrize(
     ("data", "named"),
     [

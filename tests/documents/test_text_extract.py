@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from app.core.errors import BadRequest
 from app.core.formats import SourceFormat
+from app.documents.markdown_text import markdown_to_text
 from app.documents.text_extract import (
     SEPARATOR,
     SourceDocument,
     html_to_text,
-    markdown_to_text,
     plain_to_text,
 )
 from app.documents.text_sources import (
@@ -24,7 +24,7 @@ from app.documents.text_sources import (
     extract,
     joined,
 )
-from tests.fixtures.text_sources import CITED, HTML, MARKDOWN, TEXT
+from tests.fixtures.text_sources import CITED, HTML, TEXT
 
 
 def tiles(doc: SourceDocument) -> None:
@@ -67,36 +67,6 @@ def test_html_line_breaks_cells_preformatted_and_hidden_parts() -> None:
 def test_a_header_inside_the_article_is_kept() -> None:
     doc = html_to_text("<header>Site</header><article><header><h1>Title</h1></header>x</article>")
     assert doc.text == "Title\n\nx"
-
-
-def test_markdown_markers_are_out_of_the_text() -> None:
-    doc = markdown_to_text(MARKDOWN)
-    assert doc.title == "Water bill: second reading"
-    assert doc.text.split("\n\n")[:2] == [
-        "Water bill: second reading",
-        "The minister opened the debate. "
-        + CITED
-        + " Each county pays one third of the running costs, and the rest comes from the "
-        "national budget.",
-    ]
-    assert "On roads, members asked about the Kisumu-Busia highway." in doc.text
-    assert "Reading\tMonth\n\nFirst\tMarch" in doc.text
-    assert "Summary: " + CITED in doc.text
-    for marker in ("**", "](", "# ", "- On", "|", "> "):
-        assert marker not in doc.text
-    assert [b.kind for b in doc.blocks][:4] == ["heading", "paragraph", "heading", "item"]
-    tiles(doc)
-
-
-def test_markdown_inline_rules() -> None:
-    doc = markdown_to_text(
-        "Setext\n===\n\nA *b* _c_ **d** __e__ ~~f~~ `g*h*` ![alt](x.png) <https://x.y> "
-        "snake_case 2*3*4 \\*lit\\* <b>tag</b>  \nnext\n\n```\ncode *raw*\n```\n\n---\n\n"
-        "[ref]: https://example.com"
-    )
-    assert doc.text == (
-        "Setext\n\nA b c d e f g*h* alt https://x.y snake_case 2*3*4 *lit* tag\nnext\n\ncode *raw*"
-    )
 
 
 def test_plain_text_keeps_its_lines_and_paragraphs() -> None:
@@ -150,45 +120,12 @@ HTMLISH = st.lists(
     ),
     max_size=60,
 ).map("".join)
-MARKDOWNISH = st.lists(
-    st.sampled_from(
-        [
-            "# ",
-            "## ",
-            "- ",
-            "1. ",
-            "> ",
-            "```",
-            "|",
-            "---",
-            "*",
-            "_",
-            "`",
-            "[a](b)",
-            "word",
-            "two words",
-            " ",
-            "\n",
-            "\n\n",
-            "  \n",
-            "\\",
-            "===",
-        ]
-    ),
-    max_size=60,
-).map("".join)
 
 
 @settings(max_examples=300)
 @given(HTMLISH)
 def test_any_html_gives_blocks_and_chunks_that_tile_its_text(markup: str) -> None:
     tiles(html_to_text(markup))
-
-
-@settings(max_examples=300)
-@given(MARKDOWNISH)
-def test_any_markdown_gives_blocks_and_chunks_that_tile_its_text(source: str) -> None:
-    tiles(markdown_to_text(source))
 
 
 @given(st.text(max_size=300))
@@ -199,26 +136,6 @@ def test_any_text_gives_blocks_and_chunks_that_tile_it(source: str) -> None:
 def test_text_that_is_not_utf8_is_refused_with_advice() -> None:
     with pytest.raises(BadRequest, match="save it as UTF-8"):
         extract("café".encode("latin-1"), SourceFormat.text)
-
-
-def test_markdown_inline_markup_across_a_line_end() -> None:
-    doc = markdown_to_text("This is a [long link\ntext](http://x.y) and **bold\nwords**")
-    assert doc.text == "This is a long link text and bold words"
-
-
-def test_markdown_hard_breaks_stay_line_ends() -> None:
-    doc = markdown_to_text("line *one  \nstill* emphasised\\\nline three")
-    assert doc.text == "line one\nstill emphasised\nline three"
-
-
-def test_markdown_code_spans_and_escapes_keep_entities_literal() -> None:
-    doc = markdown_to_text("Code `&amp;`, escaped \\&amp; and read &amp; here")
-    assert doc.text == "Code &amp;, escaped &amp; and read & here"
-
-
-def test_markdown_escaped_bar_is_inside_its_cell() -> None:
-    doc = markdown_to_text("| a \\| b | c |\n|---|---|\n| 1 | 2 |")
-    assert doc.text == "a | b\tc\n\n1\t2"
 
 
 def test_html_unknown_marked_section_is_skipped() -> None:
