@@ -251,7 +251,21 @@ def _read_only_bucket() -> Iterator[tuple[S3Bucket, dict[str, str]]]:
         policy = {
             "Version": "2012-10-17",
             "Statement": [
-                {"Effect": "Allow", "Action": ["s3:GetObject", "s3:ListBucket"], "Resource": "*"}
+                {
+                    "Effect": "Allow",
+                    # AWS checks a listing as s3:ListBucket and a HEAD as s3:GetObject; moto
+                    # 5.2 checks the operations' own names (ListObjects, ListObjectsV2,
+                    # HeadObject): without them it refused the probe's listing (/readyz said
+                    # "unreachable", not "read_only") and the upload's HEAD (not the write).
+                    "Action": [
+                        "s3:GetObject",
+                        "s3:ListBucket",
+                        "s3:ListObjects",
+                        "s3:ListObjectsV2",
+                        "s3:HeadObject",
+                    ],
+                    "Resource": "*",
+                }
             ],
         }
         iam.put_user_policy(
