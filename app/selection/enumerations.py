@@ -25,10 +25,13 @@ from dataclasses import dataclass
 
 # Bullets as PDFs carry them, Word's private-use Symbol-font glyphs (U+F0B7, U+F0A7) included.
 BULLETS = "\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7"
-_MARKER = re.compile(
-    rf"(?<![^\s{BULLETS}])(\()?(\d{{1,3}}|[A-Za-z]|[ivxlc]{{2,6}}|[IVXLC]{{2,6}})"
-    r"(\.\)|[.)])(?=[ \t\u00a0]+[\"'“‘(]?\w)"
-)
+# A marker's closing punctuation before white space and a word: searched first, as it is far
+# rarer than the letters and digits a marker starts with (a scan for the whole marker tried every
+# character of the text); the number or letter before it is then read backwards.
+_CLOSE = re.compile(r"(?:\.\)|[.)])(?=[ \t\u00a0]+[\"'“‘(]?\w)")
+_TOKEN = re.compile(r"\d{1,3}|[A-Za-z]|[ivxlc]{2,6}|[IVXLC]{2,6}")
+_TOKEN_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_BEFORE_MARKER = frozenset(" \t\n\r\f\v\u00a0" + BULLETS)
 _WORDS = re.compile(r"\w")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 # Where an item can start, white space skipped: the text's start, a line's, after a bullet (a
@@ -84,20 +87,41 @@ def _place(text: str, start: int) -> tuple[int, int]:
     return (LIST_PLACE if before in _LIST_PLACE else NOWHERE), start
 
 
+def _marker_start(text: str, close: int) -> tuple[int, str, bool] | None:
+    """The marker whose punctuation starts at ``close``: where it starts, its token, whether a
+    bracket opens it; None when what stands before is no marker. Reads back at most 7
+    characters."""
+    start = close
+    while start and close - start < 7 and text[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    token = text[start:close]
+    if not _TOKEN.fullmatch(token):
+        return None
+    bracket = bool(start) and text[start - 1] == "("
+    begin = start - bracket
+    if begin and text[begin - 1] not in _BEFORE_MARKER and not text[begin - 1].isspace():
+        return None
+    return begin, token, bracket
+
+
 def _markers(text: str) -> Iterator[Marker]:
-    for match in _MARKER.finditer(text):
+    for match in _CLOSE.finditer(text):
+        found = _marker_start(text, match.start())
+        if found is None:
+            continue
+        begin, token, bracket = found
         after = match.end()
         while text[after] in " \t\u00a0\"'“‘(":
             after += 1
         if text[after].islower():
             continue  # "1) and 2) above": prose, not an item
-        bracket, token, punct = match.group(1) is not None, match.group(2), match.group(3)
+        punct = match.group()
         readings = _readings(token, bracket, punct)
         if not readings:
             continue
-        place, cut = _place(text, match.start())
-        dot = match.start(3) if punct.startswith(".") else -1
-        yield Marker(match.start(), match.end(), dot, readings, place, cut)
+        place, cut = _place(text, begin)
+        dot = match.start() if punct.startswith(".") else -1
+        yield Marker(begin, match.end(), dot, readings, place, cut)
 
 
 def _follows(text: str, before: Marker, after: Marker) -> bool:
