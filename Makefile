@@ -22,7 +22,7 @@ check:  ## format, lint, types (app and tests), import layering
 	$(BIN)/lint-imports
 
 # Both in parallel, one pytest-xdist worker per core (pyproject.toml's addopts; -n 0: one process).
-test-fast:  ## the unit tests, in parallel (23-27 s on 2 cores): no API, other program, PostgreSQL or vLLM
+test-fast:  ## the unit tests, in parallel (about 4 min on 2 cores): no API, other program, PostgreSQL or vLLM
 	$(PY) -m pytest -q -m "not slow and not postgres and not vllm" --ignore=tests/api
 
 test:  ## the README's test command, in parallel (everything but the vLLM suite; 10-12 min on 2 cores)
