@@ -120,6 +120,7 @@ def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int
     them too (one scan for both)."""
     numbers = _Items(items(text) if found is None else found)
     skip_to = 0  # past a chain of spaced dots already decided
+    plain_to = 0  # dots up to here run into a word: each is read as any other (not rescanned)
     for match in LATIN_END.finditer(text):
         start, end = match.start(), match.end()
         if start < skip_to:
@@ -131,13 +132,16 @@ def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int
             yield end  # the text's end
             continue
         nxt = following.group(1)
-        if run == "." and not closing and text.startswith(" .", start + 1):
+        if run == "." and not closing and start >= plain_to and text.startswith(" .", start + 1):
             chain_end = _dots_chain(text, start)
-            skip_to = chain_end
-            cut = _chain_cut(text, start, chain_end)
-            if cut is not None:
-                yield cut
-            continue
+            chain = _chain_cut(text, start, chain_end)
+            if chain is _NOT_A_CHAIN:
+                plain_to = chain_end
+            else:
+                skip_to = chain_end
+                if chain is not None:
+                    yield chain
+                continue
         if nxt[0].islower():
             continue  # a sentence never starts in lower case
         if run in _ELLIPSIS and start and text[start - 1] in "[(" and closing[:1] in "])":
@@ -151,17 +155,21 @@ def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int
         yield end
 
 
+_NOT_A_CHAIN = -1
+
+
 def _chain_cut(text: str, first: int, chain_end: int) -> int | None:
     """Where a chain of spaced dots ends a sentence, if it does. Read on from the chain's end:
     its closers, then the next word. A chain of three set off by spaces is a pause ("weakened
     . . . was", "is . . . I didn't"); of four, the last ends the sentence before a capital ("a
     period . . . . Next"); a word's own full stop before a chain ends the sentence before a
-    capital ("compounds. . . . The"), the chain starting the next."""
+    capital ("compounds. . . . The"), the chain starting the next. ``_NOT_A_CHAIN`` when the
+    dots run into a word (". .NET"): the first full stop is then read as any other."""
     after = chain_end
     while after < len(text) and text[after] in CLOSERS:
         after += 1
     if after < len(text) and not text[after].isspace():
-        return None  # ". . .x": not a chain that stands alone
+        return _NOT_A_CHAIN
     following = _NEXT_WORD.match(text, after)
     if following is None:
         return after  # the text's end

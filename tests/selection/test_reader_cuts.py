@@ -169,3 +169,13 @@ def test_cjk_terminators_inside_brackets_and_before_a_quoting_particle() -> None
     ]
     # An unclosed bracket does not hold the rest of the text.
     assert texts("《摔跤吧！爸爸好吗？好！") == ["《摔跤吧！", "爸爸好吗？", "好！"]
+
+
+def test_ellipses_of_spaced_dots() -> None:
+    assert texts("It slowed . . . then stopped. I waited . . . I left.") == [
+        "It slowed . . . then stopped.",
+        "I waited . . . I left.",
+    ]
+    assert texts("a period . . . . Next sentence.") == ["a period . . . .", "Next sentence."]
+    # Dots that run into a word are no ellipsis: the full stop before them ends its sentence.
+    assert texts("It ended. .NET is next.") == ["It ended.", ".NET is next."]
