@@ -47,9 +47,12 @@ MISSING_CHUNK = "not-ingested-yet"
 WAIT_MS = 120_000  # a ceiling for a stuck page, not a speed requirement
 
 # The number of boxes react-pdf-highlighter has drawn for these highlights on one page.
+# Counted once the page's text layer is whole too: PDF.js appends ".endOfContent" when it has
+# rendered it (pdf_viewer.mjs, TextLayerBuilder.render), and the highlights can be drawn before
+# that; measured then, a box held no text (once, beside the whole suite: '' under a sentence).
 DRAWN = """([ids, page]) => {
   const pageEl = document.querySelector(`.pdf-pane .page[data-page-number="${page}"]`);
-  if (!pageEl) return 0;
+  if (!pageEl || !pageEl.querySelector(".textLayer .endOfContent")) return 0;
   return ids.reduce((n, id) => n + pageEl.querySelectorAll(
     `[data-highlight-id="${id}"] .Highlight__part`).length, 0);
 }"""
