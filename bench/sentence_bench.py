@@ -28,12 +28,14 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from long_chunks import best_cpu  # noqa: E402
 
 from app.core.config import Settings  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
@@ -146,15 +148,6 @@ def _generated_megabyte() -> str:
     return unit * (1_000_000 // len(unit))
 
 
-def _cpu(function: Callable[[], object], repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.process_time()
-        function()
-        best = min(best, time.process_time() - started)
-    return best
-
-
 def cost_table() -> None:
     """CPU at 10 KB, 40 KB and 1 MB (pySBD at the first two only: it is quadratic in a text's
     list items, and took over ten minutes on the megabyte), and the 4x-the-input ratio."""
@@ -175,7 +168,7 @@ def cost_table() -> None:
     print(f"{'CPU seconds':40} {'10 KB':>8} {'40 KB':>8} {'1 MB':>8} {'40/10 KB':>9}")
     for name, split in splitters.items():
         times = [
-            _cpu(lambda n=n, split=split: split(text[:n]))
+            best_cpu(lambda n=n, split=split: split(text[:n]), 3)
             if n < 100_000 or "pySBD" not in name
             else None
             for n in sizes

@@ -31,7 +31,7 @@ BULLETS = "\u2022\u25cf\u25e6\u25aa\u2023\u2043\u2219\u25a0\uf0b7\uf0a7"
 _CLOSE = re.compile(r"(?:\.\)|[.)])(?=[ \t\u00a0]+[\"'“‘(]?\w)")
 _TOKEN = re.compile(r"\d{1,3}|[A-Za-z]|[ivxlc]{2,6}|[IVXLC]{2,6}")
 _TOKEN_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_BEFORE_MARKER = frozenset(" \t\n\r\f\v\u00a0" + BULLETS)
+_BEFORE_MARKER = frozenset(BULLETS)  # or white space
 _WORDS = re.compile(r"\w")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 # Where an item can start, white space skipped: the text's start, a line's, after a bullet (a
@@ -99,7 +99,7 @@ def _marker_start(text: str, close: int) -> tuple[int, str, bool] | None:
         return None
     bracket = bool(start) and text[start - 1] == "("
     begin = start - bracket
-    if begin and text[begin - 1] not in _BEFORE_MARKER and not text[begin - 1].isspace():
+    if begin and not (text[begin - 1].isspace() or text[begin - 1] in _BEFORE_MARKER):
         return None
     return begin, token, bracket
 

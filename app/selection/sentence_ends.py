@@ -33,7 +33,7 @@ from app.selection.abbreviations import (
     PREPOSITIVE,
     SENTENCE_STARTERS,
 )
-from app.selection.enumerations import Marker, items
+from app.selection.enumerations import Marker
 
 # What closes after a terminator: quotes (German closes with “ and ‘), brackets, CJK brackets.
 CLOSERS = "\"'”’“‘»)]}」』）】"
@@ -52,7 +52,7 @@ _INITIALISM = re.compile(r"(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
 _ELLIPSIS = ("...", "…")
 
 
-def word_before(text: str, dot: int) -> str:
+def _word_before(text: str, dot: int) -> str:
     """The run of word characters and dots that ends at ``dot`` (or at a newline just before it),
     read backwards from ``dot``: costs the word's length, and the words of two candidates never
     overlap (white space follows each), so a text's checks read each character at most once."""
@@ -68,12 +68,12 @@ def _bare(word: str) -> str:
     return word.lstrip("\"'“‘„«([").rstrip(".,;:!?\"'”’»)]")
 
 
-def period_ends(text: str, dot: int, following: str) -> bool:
+def _period_ends(text: str, dot: int, following: str) -> bool:
     """Does the full stop at ``dot``, with nothing closing after it, end its sentence before
     ``following`` (the next word, whose first character is not lower case)?"""
     if dot and text[dot - 1] == "°" and following[0].isdigit():
         return False  # "N°. 1026"
-    word = word_before(text, dot)
+    word = _word_before(text, dot)
     lower = word.lower().strip(".")
     if not lower:
         return True
@@ -114,11 +114,11 @@ def _dots_chain(text: str, dot: int) -> int:
     return end
 
 
-def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int]:
+def latin_ends(text: str, found: Iterator[Marker]) -> Iterator[int]:
     """Where sentences end, in order: the position after each ending terminator and what closes
-    after it. ``found``: the text's list items (``enumerations.items``), when the caller reads
-    them too (one scan for both)."""
-    numbers = _Items(items(text) if found is None else found)
+    after it. ``found``: the text's list items (``enumerations.items``, which the caller reads
+    too: one scan for both)."""
+    numbers = _Items(found)
     skip_to = 0  # past a chain of spaced dots already decided
     plain_to = 0  # dots up to here run into a word: each is read as any other (not rescanned)
     for match in LATIN_END.finditer(text):
@@ -148,9 +148,9 @@ def latin_ends(text: str, found: Iterator[Marker] | None = None) -> Iterator[int
             continue  # "[...]": words left out of a quotation
         if run == "." and numbers.is_number_dot(start):
             continue
-        if run == "." and not closing and not period_ends(text, start, nxt):
+        if run == "." and not closing and not _period_ends(text, start, nxt):
             continue
-        if run.endswith("!") and word_before(text, start) + "!" in EXCLAMATION_WORDS:
+        if run.endswith("!") and _word_before(text, start) + "!" in EXCLAMATION_WORDS:
             continue
         yield end
 
