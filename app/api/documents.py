@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from pathlib import PureWindowsPath
 from typing import Annotated
 
@@ -18,6 +19,7 @@ from app.core.fields import DOCUMENT_ID_MAX, ID_PATTERN, MAX_INT32
 from app.core.formats import ACCEPTED_MEDIA_TYPES, MEDIA_TYPES, TEXT, SourceFormat
 from app.documents.links import PdfLinks
 from app.documents.models import Document
+from app.documents.placing import PlacementStatus
 from app.documents.schemas import (
     ChunkOut,
     DocumentOut,
@@ -25,9 +27,10 @@ from app.documents.schemas import (
     DocumentUpsert,
     DocumentUpsertResult,
     PdfUploadResult,
+    PlacementSummary,
     TextBlock,
 )
-from app.documents.service import Upload
+from app.documents.service import Upload, UpsertOutcome
 from app.documents.sources import SourceLimits
 from app.documents.text_sources import document_text
 from app.pdfs.titles import shown_title
@@ -56,9 +59,31 @@ def _chunks_out(document: Document, include_text: bool) -> list[ChunkOut]:
             page_start=c.page_start,
             page_end=c.page_end,
             text=c.text if include_text else None,
+            placement=PlacementStatus(c.placement) if c.placement else None,
+            placed_share=c.placed_share,
+            given_page_start=c.given_page_start,
+            given_page_end=c.given_page_end,
+            pages_corrected=c.given_page_start is not None
+            and (c.given_page_start, c.given_page_end) != (c.page_start, c.page_end),
         )
         for c in document.chunks
     ]
+
+
+def _summary(chunks: list[ChunkOut], outcome: UpsertOutcome) -> PlacementSummary | None:
+    """How a PDF's chunks were placed, in all (None for a web or text source)."""
+    if not any(c.placement for c in chunks):
+        return None
+    count = Counter(c.placement for c in chunks)
+    return PlacementSummary(
+        placed=count[PlacementStatus.placed],
+        partial=count[PlacementStatus.partial],
+        not_found=count[PlacementStatus.not_found],
+        unchecked=count[PlacementStatus.unchecked],
+        pages_corrected=sum(c.pages_corrected for c in chunks),
+        page_offset=outcome.page_offset,
+        unchecked_reason=outcome.unchecked,
+    )
 
 
 def _out(document: Document, links: PdfLinks, include_text: bool) -> DocumentOut:
@@ -112,10 +137,12 @@ async def put_document(
             document.sha256,
             document.source_format,
         )
+    out = _out(outcome.document, links, include_text=False)
     return DocumentUpsertResult(
-        **_out(outcome.document, links, include_text=False).model_dump(),
+        **out.model_dump(),
         created=outcome.created,
         changed=outcome.changed,
+        placement=_summary(out.chunks, outcome),
     )
 
 

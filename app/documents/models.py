@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.core.fields import CHUNK_ID_MAX, DOCUMENT_ID_MAX
@@ -31,6 +31,9 @@ class Document(Base):
     # A text source's blocks as JSON (documents/text_sources.py), made at upload; loaded only
     # when asked for (``repository.get_document(with_blocks=True)``): it can be large.
     text_blocks: Mapped[str | None] = mapped_column(Text, default=None, deferred=True)
+    # A PDF's own text (pdfs/reading.py), its chunks placed in it at PUT (documents/placing.py);
+    # null for a text source (its chunks tile its text) and for rows stored before placing.
+    reading_text: Mapped[str | None] = mapped_column(Text, default=None, deferred=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
@@ -54,8 +57,18 @@ class Chunk(Base):
     text: Mapped[str] = mapped_column(Text)
     page_start: Mapped[int] = mapped_column(Integer)
     page_end: Mapped[int] = mapped_column(Integer)
-    # Character offsets of the chunk in its text source's document text (null for PDFs).
+    # Character offsets of the chunk in its document's text: a text source's, or a PDF's own
+    # text where the chunk was placed (null when it was not).
     source_start: Mapped[int | None] = mapped_column(Integer, default=None)
     source_end: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A PDF's chunk placed in its own text: that stretch of it (reading_text[source_start:
+    # source_end]), which a batch cuts sentences from instead of the caller's text.
+    own_text: Mapped[str | None] = mapped_column(Text, default=None)
+    # How a PDF's chunk was placed (documents/placing.PlacementStatus) and the share of its
+    # text found; the pages its caller gave (page_start/page_end are the pages found).
+    placement: Mapped[str | None] = mapped_column(String(16), default=None)
+    placed_share: Mapped[float | None] = mapped_column(Float, default=None)
+    given_page_start: Mapped[int | None] = mapped_column(Integer, default=None)
+    given_page_end: Mapped[int | None] = mapped_column(Integer, default=None)
 
     document: Mapped[Document] = relationship(back_populates="chunks")

@@ -12,13 +12,16 @@ from app.documents.models import Chunk, Document
 
 
 async def get_document(
-    session: AsyncSession, document_id: str, *, with_blocks: bool = False
+    session: AsyncSession, document_id: str, *, with_blocks: bool = False, with_text: bool = False
 ) -> Document | None:
-    """The document with its chunks; ``with_blocks``: and a text source's stored blocks."""
+    """The document with its chunks; ``with_blocks``: and a text source's stored blocks;
+    ``with_text``: and a PDF's own text."""
     query = select(Document).where(Document.id == document_id)
     query = query.options(selectinload(Document.chunks))
     if with_blocks:
         query = query.options(undefer(Document.text_blocks))
+    if with_text:
+        query = query.options(undefer(Document.reading_text))
     return await session.scalar(query)
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
 from app.core.formats import SourceFormat
+from app.documents.placing import PlacementStatus
 from app.pdfs.storage import source_path_problem
 
 
@@ -16,10 +17,17 @@ class ChunkIn(BaseModel):
 
     id: str = Field(min_length=1, max_length=CHUNK_ID_MAX, pattern=ID_PATTERN)
     text: StorableText = Field(min_length=1, max_length=100_000)
-    page_start: int = Field(
-        ge=1, le=MAX_INT32, description="First page the chunk's text is on, 1-based."
+    page_start: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_INT32,
+        description="First page the chunk's text is on: a hint. A PDF's chunk is placed in the "
+        "PDF's own text when it is stored, and the pages it is found on are kept; missing, they "
+        "are found; off by a constant for the document (0-based pages), corrected.",
     )
-    page_end: int = Field(ge=1, le=MAX_INT32, description="Last page, 1-based, inclusive.")
+    page_end: int | None = Field(
+        default=None, ge=0, le=MAX_INT32, description="Last page, inclusive: a hint too."
+    )
     ordinal: int | None = Field(
         default=None,
         ge=0,
@@ -29,8 +37,16 @@ class ChunkIn(BaseModel):
 
     @model_validator(mode="after")
     def _pages_in_order(self) -> ChunkIn:
-        if self.page_end < self.page_start:
-            raise ValueError(f"page_end ({self.page_end}) is before page_start ({self.page_start})")
+        # One page given stands for both.
+        if self.page_start is None:
+            self.page_start = self.page_end
+        elif self.page_end is None:
+            self.page_end = self.page_start
+        if self.page_start is not None and self.page_end is not None:
+            if self.page_end < self.page_start:
+                raise ValueError(
+                    f"page_end ({self.page_end}) is before page_start ({self.page_start})"
+                )
         return self
 
 
@@ -62,9 +78,46 @@ class DocumentUpsert(BaseModel):
 class ChunkOut(ResponseModel):
     id: str
     ordinal: int
-    page_start: int
+    page_start: int = Field(description="First page the chunk is on (where it was found).")
     page_end: int
     text: str | None = None
+    placement: PlacementStatus | None = Field(
+        default=None,
+        description="A PDF's chunk, placed in the PDF's own text when it was stored: placed "
+        "(found whole), partial (part of it found: placed_share says how much; its sentences "
+        "are that part's), not_found (its text is not in the PDF: its citations answer "
+        "no_match / chunk_not_in_pdf), unchecked (the PDF's text could not be read then: it is "
+        "answered from its own text and given pages). Null for a web or text source and for "
+        "chunks stored before placing.",
+    )
+    placed_share: float | None = Field(
+        default=None, description="Share of the chunk's text (letters and digits) found, 0-1."
+    )
+    given_page_start: int | None = Field(
+        default=None, description="The pages the caller sent (null: none)."
+    )
+    given_page_end: int | None = None
+    pages_corrected: bool = Field(
+        default=False,
+        description="The pages kept differ from the pages sent (found elsewhere, or 0-based).",
+    )
+
+
+class PlacementSummary(ResponseModel):
+    """What placing a PUT's chunks in their PDF found, in all."""
+
+    placed: int
+    partial: int
+    not_found: int
+    unchecked: int
+    pages_corrected: int
+    page_offset: int | None = Field(
+        description="The constant the given pages were off by, when most chunks agree on one "
+        "(-1: the pages were 0-based); null when none or no pages were given."
+    )
+    unchecked_reason: str | None = Field(
+        description="Why the chunks could not be placed (the PDF's text could not be read)."
+    )
 
 
 class DocumentOut(ResponseModel):
@@ -118,6 +171,9 @@ class DocumentText(ResponseModel):
 class DocumentUpsertResult(DocumentOut):
     created: bool
     changed: bool = Field(description="False when the request matched what was stored.")
+    placement: PlacementSummary | None = Field(
+        default=None, description="A PDF's chunks: how they were placed in its text."
+    )
 
 
 class PdfUploadResult(ResponseModel):

@@ -38,13 +38,14 @@ from app.documents.pdf_files import (
     store_upload,
     title_needs_chunk,
 )
+from app.documents.placing import GivenChunk, Placed, place_in_pdf
 from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.documents.sources import Origin, SourceLimits, default_name
 from app.documents.text_sources import upload_text
 from app.pdfs.convert import OfficeConverter
 from app.pdfs.errors import ConverterMissing, PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import index_or_refuse
+from app.pdfs.indexing import IndexWait, index_or_refuse
 from app.pdfs.originals import converted_pdf, known_pdf
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import name_title, title_from_name
@@ -59,13 +60,28 @@ class UpsertOutcome:
     document: Document
     created: bool
     changed: bool
+    # How the chunks were placed in the PDF: the given pages' offset, why none were checked.
+    page_offset: int | None = None
+    unchecked: str | None = None
 
 
 def _same_chunks(stored: list[Chunk], incoming: list[Chunk]) -> bool:
-    def key(c: Chunk) -> tuple[str, int, str, int, int]:
-        return (c.id, c.ordinal, c.text, c.page_start, c.page_end)
+    def key(c: Chunk) -> tuple[object, ...]:
+        return (
+            c.id,
+            c.ordinal,
+            c.text,
+            c.page_start,
+            c.page_end,
+            c.given_page_start,
+            c.given_page_end,
+            c.placement,
+            c.placed_share,
+            c.source_start,
+            c.source_end,
+        )
 
-    return sorted(map(key, stored)) == sorted(map(key, incoming))
+    return sorted(map(key, stored), key=repr) == sorted(map(key, incoming), key=repr)
 
 
 def _check_chunks(chunks: list[ChunkIn], page_count: int) -> None:
@@ -79,29 +95,36 @@ def _check_chunks(chunks: list[ChunkIn], page_count: int) -> None:
         if ordinal in ordinals:
             raise InvalidChunks(f"chunks[{position}].ordinal {ordinal} appears twice")
         ordinals.add(ordinal)
-        if chunk.page_end > page_count:
+        if chunk.page_end is not None and chunk.page_end > page_count:
             raise InvalidChunks(
                 f"chunks[{position}] ends on page {chunk.page_end}, "
                 f"but the PDF has {page_count} pages"
             )
 
 
-async def _put(
-    session_factory: async_sessionmaker[AsyncSession],
-    storage: PdfStorage,
-    document_id: str,
-    body: DocumentUpsert,
-    facts: PdfFacts | None = None,
-    origin: Origin | None = None,
-) -> UpsertOutcome:
-    if facts is None:
-        facts = await asyncio.to_thread(storage.facts, body.source_path)
-    _check_chunks(body.chunks, facts.page_count)
-    return await in_transaction(
-        session_factory,
-        lambda session: _upsert(session, storage, document_id, body, facts, origin),
-        attempts=WRITE_ATTEMPTS,
-    )
+def _incoming(document_id: str, body: DocumentUpsert, placed: Placed) -> list[Chunk]:
+    return [
+        Chunk(
+            id=c.id,
+            document_id=document_id,
+            ordinal=i if c.ordinal is None else c.ordinal,
+            text=c.text,
+            page_start=where.page_start,
+            page_end=where.page_end,
+            source_start=where.start,
+            source_end=where.end,
+            own_text=(
+                placed.text[where.start : where.end]
+                if placed.text is not None and where.start is not None
+                else None
+            ),
+            placement=where.status.value,
+            placed_share=where.share,
+            given_page_start=c.page_start,
+            given_page_end=c.page_end,
+        )
+        for i, (c, where) in enumerate(zip(body.chunks, placed.chunks, strict=True))
+    ]
 
 
 async def _upsert(
@@ -111,25 +134,30 @@ async def _upsert(
     body: DocumentUpsert,
     facts: PdfFacts,
     origin: Origin | None,
+    placed: Placed,
 ) -> UpsertOutcome:
     owners = await repository.chunk_owners(session, [c.id for c in body.chunks])
     foreign = sorted(cid for cid, owner in owners.items() if owner != document_id)
     if foreign:
         raise ChunkIdsTaken(foreign)
-    incoming = [
-        Chunk(
-            id=c.id,
-            document_id=document_id,
-            ordinal=i if c.ordinal is None else c.ordinal,
-            text=c.text,
-            page_start=c.page_start,
-            page_end=c.page_end,
-        )
-        for i, c in enumerate(body.chunks)
-    ]
+    incoming = _incoming(document_id, body, placed)
+    outcome = await _written(session, storage, document_id, body, facts, origin, placed, incoming)
+    return replace(outcome, page_offset=placed.page_offset, unchecked=placed.unchecked)
+
+
+async def _written(
+    session: AsyncSession,
+    storage: PdfStorage,
+    document_id: str,
+    body: DocumentUpsert,
+    facts: PdfFacts,
+    origin: Origin | None,
+    placed: Placed,
+    incoming: list[Chunk],
+) -> UpsertOutcome:
     title = body.title or facts.title or name_title(body.source_path, document_id)
     source_path = storage.normalize(body.source_path)
-    document = await repository.get_document(session, document_id)
+    document = await repository.get_document(session, document_id, with_text=True)
     created = document is None
     if document is None:
         document = Document(id=document_id, created_at=datetime.now(UTC))
@@ -150,6 +178,7 @@ async def _upsert(
         and (document.title, document.source_path, document.sha256, recorded)
         == (title, source_path, facts.sha256, origin)
         and _same_chunks(document.chunks, incoming)
+        and (created or document.reading_text == placed.text)
     ):
         if unnamed:
             document.original_name = origin.original_name
@@ -163,7 +192,8 @@ async def _upsert(
     document.source_path = source_path
     document.sha256 = facts.sha256
     document.page_count = facts.page_count
-    document.text_blocks = None  # a PDF's blocks are its chunks
+    document.text_blocks = None  # a PDF's blocks are its own text's paragraphs
+    document.reading_text = placed.text
     document.updated_at = datetime.now(UTC)
     await session.flush()
     await repository.replace_chunks(session, document, incoming)
@@ -211,6 +241,7 @@ class DocumentService:
         index_cache: IndexCache,
         converter: OfficeConverter | None = None,
         limits: SourceLimits | None = None,
+        index_wait: IndexWait | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.storage = storage
@@ -218,6 +249,9 @@ class DocumentService:
         # None: Office files are refused as if LibreOffice were not installed (415).
         self.converter = converter
         self.limits = limits or SourceLimits()
+        # How long a PUT waits for its PDF's text index to place its chunks (None: until built);
+        # past it they are stored unchecked (documents/placing.py).
+        self.index_wait = index_wait
 
     async def put(
         self,
@@ -226,10 +260,32 @@ class DocumentService:
         facts: PdfFacts | None = None,
         origin: Origin | None = None,
     ) -> UpsertOutcome:
-        """Store a document and all its chunks in one transaction. ``facts`` are the PDF's hash
-        and page count when the caller already read them (ingest hashes the bytes it chunked);
-        ``origin`` the file it was made from (None: kept while the PDF is the same content)."""
-        return await _put(self.session_factory, self.storage, document_id, body, facts, origin)
+        """Store a document and all its chunks in one transaction, each chunk placed in the
+        PDF's own text first (``placing.py``: its pages found, its span kept). ``facts`` are the
+        PDF's hash and page count when the caller already read them (ingest hashes the bytes it
+        chunked); ``origin`` the file it was made from (None: kept while the PDF is the same
+        content)."""
+        if facts is None:
+            facts = await asyncio.to_thread(self.storage.facts, body.source_path)
+        _check_chunks(body.chunks, facts.page_count)
+        given = [GivenChunk(c.text, c.page_start, c.page_end) for c in body.chunks]
+        placed = await asyncio.to_thread(
+            place_in_pdf,
+            self.storage,
+            self.index_cache,
+            body.source_path,
+            facts.sha256,
+            facts.page_count,
+            given,
+            self.index_wait,
+        )
+        return await in_transaction(
+            self.session_factory,
+            lambda session: _upsert(
+                session, self.storage, document_id, body, facts, origin, placed
+            ),
+            attempts=WRITE_ATTEMPTS,
+        )
 
     async def ingest(
         self, pdf_path: Path, document_id: str | None, title: str | None = None

@@ -329,6 +329,16 @@ def decode_blocks(stored: str | None, text: str) -> list[PlacedBlock] | None:
     return blocks if blocks and at == len(text) else None
 
 
+def own_paragraphs(text: str) -> list[PlacedBlock]:
+    """A PDF's own text's paragraphs (separated by a blank line), as its blocks."""
+    spans, at = [], 0
+    for part in text.split(SEPARATOR):
+        if part.strip():
+            spans.append(PlacedBlock("paragraph", 0, at, at + len(part)))
+        at += len(part) + len(SEPARATOR)
+    return spans
+
+
 def _paragraphs(document: Document) -> list[PlacedBlock]:
     """The document's chunks as paragraphs: its blocks when it keeps none (a PDF's are its
     chunks)."""
@@ -342,14 +352,19 @@ def _paragraphs(document: Document) -> list[PlacedBlock]:
 async def document_text(
     session_factory: async_sessionmaker[AsyncSession], document_id: str
 ) -> tuple[Document, str, list[PlacedBlock]]:
-    """A document's text (its chunks joined by a blank line) and its blocks, from the database
-    alone: a text source's blocks were kept at upload (never extracted again per request); a
-    PDF's, and those of a text source stored before blocks were kept, are its chunks as
-    paragraphs (its file uploaded again fills them in)."""
+    """A document's text and its blocks, from the database alone: a PDF's own text (its
+    chunks placed in it) and its paragraphs; a text source's text (its chunks joined by a blank
+    line) and the blocks kept at upload (never extracted again per request). A PDF stored
+    before placing, and a text source stored before blocks were kept, are served as their
+    chunks joined, as paragraphs (put again, they are served as the others)."""
     async with transaction(session_factory) as session:
-        document = await repository.get_document(session, document_id, with_blocks=True)
+        document = await repository.get_document(
+            session, document_id, with_blocks=True, with_text=True
+        )
     if document is None:
         raise DocumentNotFound(document_id)
+    if document.reading_text is not None:  # a PDF's own text, its chunks placed in it
+        return document, document.reading_text, own_paragraphs(document.reading_text)
     text = SEPARATOR.join(c.text for c in document.chunks)
     blocks = None
     if SourceFormat(document.source_format) in TEXT:

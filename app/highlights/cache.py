@@ -30,10 +30,11 @@ from app.highlights.schemas import HighlightBatchRequest, HighlightBatchResponse
 
 # Bump when the selection, the prompt's wording or format, or the alignment changes what is
 # answered without changing the inputs above (a release also changes __version__).
-ANSWER_VERSION = 9  # 7: chunk text without page furniture, a line's words in order; locator:
+ANSWER_VERSION = 10  # 7: chunk text without page furniture, a line's words in order; locator:
 # "&" = "and", nearest pieces, table zigzags refused, repeated passages by their differing words;
 # 8: a CJK table's title and heading row are sentences of their own; 9: sentences where a reader
-# cuts them (pySBD's golden rules, list items, blank lines inside a sentence, prose figures)
+# cuts them (pySBD's golden rules, list items, blank lines inside a sentence, prose figures);
+# 10: a placed chunk's sentences cut from its PDF's own text, chunk_not_in_pdf
 STABLE_REASONS = frozenset(
     {
         None,
@@ -43,6 +44,7 @@ STABLE_REASONS = frozenset(
         Reason.no_sentences,
         Reason.no_text_layer,
         Reason.chunk_not_found,
+        Reason.chunk_not_in_pdf,
     }
 )
 
@@ -68,6 +70,7 @@ def cache_key(
                 chunk.sha256,
                 chunk.source_format,
                 chunk.original_name,
+                chunk.placement,
             ]
             for cid, chunk in sorted(chunks.items())
         },  # fmt: skip

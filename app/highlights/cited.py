@@ -63,6 +63,13 @@ class StoredChunk:
     # What the document was made from (a SourceFormat value) and the name it was sent with.
     source_format: str = "pdf"
     original_name: str | None = None
+    # How the chunk was placed in its PDF at PUT (documents/placing.PlacementStatus's values);
+    # None for a text source's and for chunks stored before placing.
+    placement: str | None = None
+
+    @property
+    def not_in_pdf(self) -> bool:
+        return self.placement == "not_found"
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,8 @@ class CitedChunk:
             status = CitationStatus.no_match
             if self.location.error is not None:
                 status, reason = CitationStatus.fallback, self.location.error
+            elif chunk.not_in_pdf:
+                reason = Reason.chunk_not_in_pdf
             elif not self.sentences:
                 reason = Reason.no_sentences
             elif support == Support.unsupported or not any(chosen):

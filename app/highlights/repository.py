@@ -19,7 +19,7 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
-from sqlalchemy import Executable, Table, bindparam, delete, select, update
+from sqlalchemy import Executable, Table, bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -45,7 +45,8 @@ _CHUNK_COLUMNS = (
     _chunk.c.id,
     _chunk.c.document_id,
     _document.c.title,
-    _chunk.c.text,
+    # A placed chunk's sentences are cut from the PDF's own text of its span.
+    func.coalesce(_chunk.c.own_text, _chunk.c.text),
     _chunk.c.page_start,
     _chunk.c.page_end,
     _document.c.source_path,
@@ -53,6 +54,7 @@ _CHUNK_COLUMNS = (
     _document.c.updated_at,
     _document.c.source_format,
     _document.c.original_name,
+    _chunk.c.placement,
 )
 # The reads of every batch (a result-cache hit is little else), built once with their values as
 # parameters: building a statement and coercing each id into it cost more CPU than the queries.
@@ -133,6 +135,30 @@ def document_texts(
     texts: dict[str, list[tuple[str, str]]] = {}
     for document_id, chunk_id, text in rows:
         texts.setdefault(document_id, []).append((chunk_id, text))
+    return texts
+
+
+def own_texts(
+    session: Session, document_ids: Collection[str]
+) -> dict[str, tuple[str, dict[str, int]]]:
+    """The own text of each PDF whose chunks were placed in it, and where each placed chunk
+    starts there: the text its selectors index (highlights/sources.py)."""
+    if not document_ids:
+        return {}
+    rows = session.execute(
+        select(_document.c.id, _document.c.reading_text).where(
+            _document.c.id.in_(set(document_ids)), _document.c.reading_text.is_not(None)
+        )
+    )
+    texts: dict[str, tuple[str, dict[str, int]]] = {doc: (text, {}) for doc, text in rows}
+    if texts:
+        placed = session.execute(
+            select(_chunk.c.document_id, _chunk.c.id, _chunk.c.source_start).where(
+                _chunk.c.document_id.in_(set(texts)), _chunk.c.source_start.is_not(None)
+            )
+        )
+        for document_id, chunk_id, start in placed:
+            texts[document_id][1][chunk_id] = start
     return texts
 
 

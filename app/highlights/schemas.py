@@ -85,6 +85,7 @@ class Reason(StrEnum):
     the same for people."""
 
     chunk_not_found = "chunk_not_found"
+    chunk_not_in_pdf = "chunk_not_in_pdf"  # its text was not found in its PDF when stored
     pdf_unavailable = "pdf_unavailable"  # the storage has no such file or object
     storage_unavailable = "storage_unavailable"  # the storage could not be asked; ask again
     pdf_changed = "pdf_changed"

@@ -73,13 +73,15 @@ log = logging.getLogger(__name__)
 
 # What prepare's transaction read: the cited chunks, the cache key, a cached answer, whether
 # some of its highlight rows are missing, the chunks (id, text) of the documents whose term
-# statistics or text (highlights/sources.py) this process does not keep, and the texts it keeps.
+# statistics or text (highlights/sources.py) this process does not keep, the texts it keeps, and
+# the own texts of the PDFs among those it does not keep (their chunks placed in them).
 _Read = tuple[
     dict[str, StoredChunk],
     str,
     "HighlightBatchResponse | None",
     bool,
     dict[str, list[tuple[str, str]]],
+    dict[str, SourceText],
     dict[str, SourceText],
 ]
 
@@ -222,12 +224,12 @@ class HighlightService:
         self._check_limits(request)
         async with tracing.async_span("db.read", transaction_attributes(self.session_factory)):
             # One transaction, run whole in a thread on SQLite (db/threaded.py).
-            chunks, key, cached, rows_missing, texts, held = await run_transaction(
+            chunks, key, cached, rows_missing, texts, held, own = await run_transaction(
                 self.session_factory, lambda session: self._read(session, request)
             )
         if cached is not None and not await self._files_unchanged(chunks):
             cached = None
-        sources = self.source_texts.of(chunks, texts, held)
+        sources = self.source_texts.of(chunks, texts, held, own)
         # A cached answer needs no sentences; a miss splits its chunks off the loop.
         if cached is not None:
             batch = Batch(
@@ -279,11 +281,19 @@ class HighlightService:
         held = self.source_texts.held(chunks)
         unheld = {chunk.document_id for cid, chunk in chunks.items() if cid not in held}
         texts = repository.document_texts(session, wanted | unheld)
-        return chunks, key, cached, rows_missing, texts, held
+        own = {
+            doc: SourceText(text, offsets)
+            for doc, (text, offsets) in repository.own_texts(session, unheld).items()
+        }
+        return chunks, key, cached, rows_missing, texts, held, own
 
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
-        return {cid: CitedChunk(chunk, sentences(chunk.text, cap)) for cid, chunk in chunks.items()}
+        # A chunk whose text is not in its PDF offers nothing to choose: it is answered so.
+        return {
+            cid: CitedChunk(chunk, () if chunk.not_in_pdf else sentences(chunk.text, cap))
+            for cid, chunk in chunks.items()
+        }
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF

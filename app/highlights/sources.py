@@ -1,10 +1,11 @@
 """Each cited document's text, kept in this process, and the W3C selectors it gives a highlight.
 
-A document's text is its chunks' texts joined by a blank line, in order (a web or text source's
-chunks tile the text extracted from its file, so it is that text; a PDF's is the text the
-service serves of it). GET /v2/documents/{id}/text serves the same string. A highlight's
-``selectors`` locate its sentence in it (``app.alignment.selectors``); an HTML source's also get
-a URL text fragment.
+A document's text is a PDF's own text, its chunks placed in it at PUT (``pdfs/reading.py``;
+each passage once, whatever the chunks' overlaps), or its chunks' texts joined by a blank line,
+in order (a web or text source's chunks tile the text extracted from its file, so it is that
+text; a PDF stored before placing is served so). GET /v2/documents/{id}/text serves the same
+string. A highlight's ``selectors`` locate its sentence in it (``app.alignment.selectors``); an
+HTML source's also get a URL text fragment.
 
 Selectors are added to every answer as it is sent, cached or not, as links are, and to every
 highlight read by id (stored.py), from the document's text as it is then; the stored rows keep
@@ -74,14 +75,16 @@ class SourceTexts:
         chunks: Mapping[str, StoredChunk],
         read: Mapping[str, list[tuple[str, str]]],
         held: Mapping[str, SourceText],
+        own: Mapping[str, SourceText] | None = None,
     ) -> dict[str, SourceText]:
         """Per chunk id, its document's text: ``held`` (what ``held`` gave when the batch read
-        its chunks) and the texts of ``read`` (document id -> its (chunk id, text) in order),
-        which are kept from now on."""
+        its chunks), a PDF's ``own`` text (document id -> its text and its placed chunks'
+        offsets), and the texts of ``read`` (document id -> its (chunk id, text) in order)
+        for the others; kept from now on."""
         out = dict(held)
-        built: dict[str, SourceText] = {}
+        built: dict[str, SourceText] = dict(own or {})
         for cid, chunk in chunks.items():
-            if cid in out or chunk.document_id not in read:
+            if cid in out or (chunk.document_id not in read and chunk.document_id not in built):
                 continue
             if chunk.document_id not in built:
                 built[chunk.document_id] = SourceText.of(read[chunk.document_id])

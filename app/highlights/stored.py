@@ -104,8 +104,11 @@ class StoredHighlights:
         # Selectors from the document's text as it is now, never the row's (a row stored by
         # an earlier release has some): another chunk put again since moves every offset.
         async with transaction(self.session_factory) as session:
-            chunks = await session.run_sync(repository.document_texts, [document.id])
-        source = SourceText.of(chunks.get(document.id, []))
+            own = await session.run_sync(repository.own_texts, [document.id])
+            chunks = {} if own else await session.run_sync(repository.document_texts, [document.id])
+        source = (
+            SourceText(*own[document.id]) if own else SourceText.of(chunks.get(document.id, []))
+        )
         web = document.source_format == SourceFormat.html
         highlight = await asyncio.to_thread(
             selected, Highlight.model_validate_json(row.data), source, row.chunk_id, web

@@ -91,7 +91,7 @@ class _Paragraph:
 
 
 @dataclass(frozen=True)
-class _Block:
+class Block:
     page: int
     text: str
     full: bool = False  # its last line runs to its column's right edge (a page's last only)
@@ -266,23 +266,23 @@ def _page_paragraphs(
     )
 
 
-def _pieces(block: _Block, max_chars: int) -> list[_Block]:
+def _pieces(block: Block, max_chars: int) -> list[Block]:
     """A paragraph longer than a chunk is cut between sentences."""
     if len(block.text) <= max_chars:
         return [block]
-    pieces: list[_Block] = []
+    pieces: list[Block] = []
     current = ""
     for sentence in split_sentences(block.text):
         if current and len(current) + len(sentence.text) + 1 > max_chars:
-            pieces.append(_Block(block.page, current))
+            pieces.append(Block(block.page, current))
             current = ""
         current = f"{current} {sentence.text}".strip()
     if current:
-        pieces.append(_Block(block.page, current, block.full))
+        pieces.append(Block(block.page, current, block.full))
     return pieces
 
 
-def _joiner(previous: _Block, following: _Block) -> str:
+def joiner(previous: Block, following: Block) -> str:
     # A paragraph that stops mid-sentence and one that goes on in lower case are one sentence
     # broken by a column or page end; anything else is a new paragraph.
     before, after = previous.text[-1], following.text[0]
@@ -301,41 +301,52 @@ def _joiner(previous: _Block, following: _Block) -> str:
     return "\n\n"
 
 
-def chunk_index(
-    index: DocumentIndex, target_chars: int = 1000, max_chars: int = 1600
-) -> list[ChunkDraft]:
-    """The chunks of an indexed PDF, in reading order. Pages without text produce none."""
-    chunks: list[ChunkDraft] = []
-    parts: list[_Block] = []
-
-    def flush() -> None:
-        if parts:
-            text = parts[0].text
-            for previous, part in zip(parts, parts[1:], strict=False):
-                text += _joiner(previous, part) + part.text
-            chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
-            parts.clear()
-
+def reading_blocks(index: DocumentIndex, max_chars: int = 1600) -> list[Block]:
+    """The document's paragraphs in reading order, each with its page (a paragraph longer than
+    ``max_chars`` in pieces cut between sentences): what its own text and its chunks are made
+    of. Pages without text give none."""
     pages = [
         segments(index.chars, index.boxes, index.lines, lo, hi)
         for lo, hi in zip(index.char_page_start, index.char_page_start[1:], strict=False)
     ]
     furniture, side = furniture_ranges(index), sorted(side_furniture(index, pages))
-    full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
+    blocks: list[Block] = []
     for page, pieces in enumerate(pages, start=1):
         paragraphs, runs_on = _page_paragraphs(index, page, pieces, furniture, side)
         for at, paragraph in enumerate(paragraphs, start=1):
-            block = _Block(page, paragraph, runs_on and at == len(paragraphs))
-            for piece in _pieces(block, max_chars):
-                size = sum(len(p.text) + 2 for p in parts)
-                # ... unless it goes on with the sentence the parts end in: a chunk never ends
-                # mid-sentence where max_chars leaves room.
-                goes_on = bool(parts) and _joiner(parts[-1], piece) != "\n\n"
-                if parts and (size + len(piece.text) > max_chars or (full and not goes_on)):
-                    flush()
-                    size = 0
-                parts.append(piece)
-                full = size + len(piece.text) >= target_chars
+            block = Block(page, paragraph, runs_on and at == len(paragraphs))
+            blocks.extend(_pieces(block, max_chars))
+    return blocks
+
+
+def chunk_index(
+    index: DocumentIndex, target_chars: int = 1000, max_chars: int = 1600
+) -> list[ChunkDraft]:
+    """The chunks of an indexed PDF, in reading order. Pages without text produce none. Each
+    chunk's text is a stretch of the document's own text (``pdfs/reading.py``), which joins
+    the same blocks the same way."""
+    chunks: list[ChunkDraft] = []
+    parts: list[Block] = []
+
+    def flush() -> None:
+        if parts:
+            text = parts[0].text
+            for previous, part in zip(parts, parts[1:], strict=False):
+                text += joiner(previous, part) + part.text
+            chunks.append(ChunkDraft(len(chunks), text, parts[0].page, parts[-1].page))
+            parts.clear()
+
+    full = False  # the parts reached target_chars: the next paragraph starts a chunk ...
+    for piece in reading_blocks(index, max_chars):
+        size = sum(len(p.text) + 2 for p in parts)
+        # ... unless it goes on with the sentence the parts end in: a chunk never ends
+        # mid-sentence where max_chars leaves room.
+        goes_on = bool(parts) and joiner(parts[-1], piece) != "\n\n"
+        if parts and (size + len(piece.text) > max_chars or (full and not goes_on)):
+            flush()
+            size = 0
+        parts.append(piece)
+        full = size + len(piece.text) >= target_chars
     flush()
     return chunks
 

@@ -40,9 +40,14 @@ async def test_put_is_idempotent_and_replaces_chunks(database_url: str, pdf_root
         changed = await client.put("/v2/documents/d", json=fewer)
         assert changed.json()["changed"] is True
         stored = (await client.get("/v2/documents/d", params={"include_text": True})).json()
-        assert [(c["id"], c["page_start"], c["page_end"]) for c in stored["chunks"]] == [
-            ("d-2", 2, 3)
-        ]
+        # The pages sent are hints: the chunk's text is on page 2 only, and that is kept, with
+        # the pages sent beside it.
+        assert [
+            (c["id"], c["page_start"], c["page_end"], c["given_page_start"], c["given_page_end"])
+            for c in stored["chunks"]
+        ] == [("d-2", 2, 2, 2, 3)]
+        assert stored["chunks"][0]["pages_corrected"] is True
+        assert stored["chunks"][0]["placement"] == "placed"
         assert stored["chunks"][0]["text"] == "Ms. Wanjiru moved the motion."
         assert len(stored["sha256"]) == 64
 

@@ -156,33 +156,47 @@ async def test_llm_choosing_nothing_is_no_match_with_a_link(
     assert result["link"] == f"/v2/documents/{SAMPLE_ID}/pdf#page=1"
 
 
-async def put_chunk(settings: Any, chunk: dict[str, Any], doc_id: str = "custom") -> None:
+async def put_chunk(settings: Any, chunk: dict[str, Any], doc_id: str = "custom") -> dict[str, Any]:
     body = {"source_path": "sample/sample-assembly.pdf", "chunks": [chunk]}
     async with app_client(settings) as client:
         response = await client.put(f"/v2/documents/{doc_id}", json=body)
     assert response.status_code == 201, response.text
+    put: dict[str, Any] = response.json()
+    return put
 
 
-async def test_text_not_in_the_pdf_is_not_located_rather_than_guessed(
+async def test_text_not_in_the_pdf_is_told_at_put_and_never_called_supported(
     database_url: str, pdf_root: Path
 ) -> None:
+    """A chunk whose text is not in its PDF (a third of it is: "the programme will cost 12.5
+    billion shillings") is told to the caller when it is stored, and its citations say so,
+    with no verdict: it was not located before, and called supported."""
     settings = make_settings(database_url, pdf_root)
     invented = (
         "The programme will cost 12.5 billion shillings according to a report that the "
         "Auditor-General tabled in the Senate last spring."
     )
-    await put_chunk(settings, {"id": "x1", "text": invented, "page_start": 1, "page_end": 2})
+    put = await put_chunk(settings, {"id": "x1", "text": invented, "page_start": 1, "page_end": 2})
+    (chunk,) = put["chunks"]
+    assert (chunk["placement"], chunk["placed_share"]) == ("not_found", 0.0)
+    assert put["placement"]["not_found"] == 1
     data = await post(settings, batch("x1"))
     (result,) = data["results"]
-    assert (result["status"], result["reason"]) == ("no_match", "not_located")
-    assert result["highlights"] == []
+    assert (result["status"], result["reason"]) == ("no_match", "chunk_not_in_pdf")
+    assert "not found in its document's PDF" in result["message"]
+    assert (result["support"], result["highlights"]) == (None, [])
+    assert [c["support"] for c in result["claims"]] == [None]
     assert result["link"] == "/v2/documents/custom/pdf#page=1"
 
 
 async def test_page_without_text_layer_is_reported(database_url: str, pdf_root: Path) -> None:
+    """A chunk said to be on a page without text (a scan, OCR off): nothing to place it in,
+    so it is kept unchecked with its pages, and its citations say why nothing is lit."""
     settings = make_settings(database_url, pdf_root)
-    chunk = {"id": "scan", "text": ANSWER, "page_start": 3, "page_end": 3}
-    await put_chunk(settings, chunk)
+    scanned = "The clerk read the petition on the scanned page into the record of the sitting."
+    chunk = {"id": "scan", "text": scanned, "page_start": 3, "page_end": 3}
+    put = await put_chunk(settings, chunk)
+    assert put["chunks"][0]["placement"] == "unchecked"
     data = await post(settings, batch("scan"))
     (result,) = data["results"]
     assert (result["status"], result["reason"]) == ("fallback", "no_text_layer")
@@ -267,7 +281,10 @@ async def test_chunk_without_words_is_no_sentences(
     database_url: str, pdf_root: Path, scripted_llm: ScriptedLLM
 ) -> None:
     settings = llm_settings(database_url, pdf_root, scripted_llm)
-    await put_chunk(settings, {"id": "dashes", "text": "— — … —", "page_start": 1, "page_end": 1})
+    put = await put_chunk(
+        settings, {"id": "dashes", "text": "— — … —", "page_start": 1, "page_end": 1}
+    )
+    assert put["chunks"][0]["placement"] == "unchecked"  # nothing to look for
     data = await post(settings, batch("dashes"))
     (result,) = data["results"]
     assert (result["status"], result["reason"]) == ("no_match", "no_sentences")

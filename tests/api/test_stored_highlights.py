@@ -163,7 +163,8 @@ async def _race(database_url: str, pdf_root: Path, rounds: int) -> None:
     )
     async with app_client(settings) as client:
         text = (await client.get(f"/v2/documents/{SAMPLE_ID}?include_text=true")).json()
-        main = text["chunks"][0]
+        # What a PUT takes of the chunk: its text and pages (the rest is what the service says).
+        main = {k: text["chunks"][0][k] for k in ("text", "page_start", "page_end")}
         answered: list[list[str]] = []
         for round_ in range(rounds):
             shared = [f"race-{round_}-c{i}" for i in range(6)]

@@ -1,0 +1,202 @@
+"""A caller's chunks placed in their PDF when they are stored (``PUT /v2/documents/{id}``).
+
+The chat system's chunks carry its own extractor's text and, maybe, its own idea of pages
+(1-based, 0-based, none). Each is found in the PDF's own text (``pdfs/reading.py``) by
+``alignment/chunk_place.py``; the text decides its pages and its span, and its sentences are
+later cut from that span of the PDF's own text, not from the caller's. The given pages are a
+hint: a constant offset between them and the pages found (0-based pages) is found once for the
+document and corrects the chunks that could not be placed too.
+
+Blocking: the index is opened (built in the PDF workers when it is not cached) and read here.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.alignment.chunk_place import Placement, place
+from app.alignment.grams import GramTable
+from app.alignment.text import Normalized, normalize, normalize_text
+from app.core.errors import AppError
+from app.pdfs.index_cache import IndexCache, IndexPending
+from app.pdfs.indexing import IndexWait, open_index
+from app.pdfs.reading import ReadingText, reading_text
+from app.pdfs.storage import PdfStorage
+
+log = logging.getLogger(__name__)
+
+# A chunk this long found verbatim just after the previous one is placed there without a search.
+VERBATIM_MIN = 200
+VERBATIM_AHEAD = 4096
+# Chunks with pages whose first placements decide the document's page offset.
+OFFSET_SAMPLE = 64
+# The offset holds when this share of them agree on it.
+OFFSET_AGREE = 0.6
+
+
+class PlacementStatus(StrEnum):
+    placed = "placed"  # found whole (FOUND of its text, in order)
+    partial = "partial"  # part of it found; its span is that part
+    not_found = "not_found"  # not in its PDF's text: its citations say so
+    unchecked = "unchecked"  # the PDF's text could not be read when it was stored
+
+
+@dataclass(frozen=True)
+class GivenChunk:
+    text: str
+    page_start: int | None
+    page_end: int | None
+
+
+@dataclass(frozen=True)
+class ChunkPlace:
+    status: PlacementStatus
+    share: float | None
+    start: int | None  # span in the document's text
+    end: int | None
+    page_start: int
+    page_end: int
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The chunks' places, the document's text they are placed in (None: unchecked), the
+    offset found between the given pages and the text's (-1: the pages were 0-based), and why
+    nothing was checked."""
+
+    text: str | None
+    chunks: list[ChunkPlace]
+    page_offset: int | None = None
+    unchecked: str | None = None
+
+
+def place_in_pdf(
+    storage: PdfStorage,
+    cache: IndexCache,
+    source_path: str,
+    sha256: str,
+    page_count: int,
+    chunks: Sequence[GivenChunk],
+    wait: IndexWait | None,
+) -> Placed:
+    """Blocking. A PDF whose index cannot be had now (still being built past ``wait``, too
+    complex, no text) leaves its chunks unchecked, with their given pages: they are stored,
+    and answered from their own text as before."""
+    try:
+        index = open_index(storage, cache, source_path, sha256, wait)
+    except IndexPending:
+        return _unchecked(chunks, page_count, "its text index is still being built")
+    except AppError as exc:
+        if exc.status_code < 500:
+            return _unchecked(chunks, page_count, exc.message)
+        raise
+    reading = reading_text(index)
+    if not reading.text.strip():
+        return _unchecked(chunks, page_count, "its pages have no text layer")
+    return place_in_text(reading, chunks, page_count)
+
+
+def place_in_text(reading: ReadingText, chunks: Sequence[GivenChunk], page_count: int) -> Placed:
+    skeleton = normalize(reading.text)
+    table = GramTable(skeleton.text)
+    offset = _page_offset(reading, skeleton, table, chunks)
+    out: list[ChunkPlace] = []
+    cursor = 0
+    for chunk in chunks:
+        found = _verbatim_after(reading.text, chunk.text, cursor)
+        if found is None:
+            near = _near(reading, skeleton, chunk, offset or 0)
+            found = place(skeleton, table, chunk.text, reading.text, near)
+        else:
+            cursor = found.start + 1
+        out.append(_place_of(reading, found, chunk, offset, page_count))
+    return Placed(reading.text, out, offset)
+
+
+def _verbatim_after(text: str, chunk: str, cursor: int) -> Placement | None:
+    """The service's own chunks are stretches of the text, in order: found right after the
+    previous one, verbatim, they need no search (a book's 550 chunks: a second less)."""
+    if len(chunk) < VERBATIM_MIN:
+        return None
+    at = text.find(chunk, cursor, cursor + len(chunk) + VERBATIM_AHEAD)
+    return Placement(at, at + len(chunk), 1.0) if at >= 0 else None
+
+
+def _page_offset(
+    reading: ReadingText, skeleton: Normalized, table: GramTable, chunks: Sequence[GivenChunk]
+) -> int | None:
+    """The given pages minus the pages the text is on, when most placed chunks agree on it."""
+    differences: Counter[int] = Counter()
+    sampled = 0
+    for chunk in chunks:
+        if chunk.page_start is None or sampled >= OFFSET_SAMPLE:
+            continue
+        sampled += 1
+        found = place(skeleton, table, chunk.text, reading.text)
+        if found is not None and found.found:
+            differences[chunk.page_start - reading.page_at(found.start)] += 1
+    if not differences:
+        return None
+    offset, count = differences.most_common(1)[0]
+    return offset if count >= OFFSET_AGREE * sum(differences.values()) else None
+
+
+def _near(
+    reading: ReadingText, skeleton: Normalized, chunk: GivenChunk, offset: int
+) -> tuple[int, int] | None:
+    """The skeleton range of the chunk's given pages (corrected by ``offset``)."""
+    if chunk.page_start is None or chunk.page_end is None:
+        return None
+    lo = reading.offset_of_page(chunk.page_start - offset)
+    hi = reading.offset_of_page(chunk.page_end - offset + 1)
+    return bisect_left(skeleton.origin, lo), bisect_left(skeleton.origin, hi)
+
+
+def _place_of(
+    reading: ReadingText,
+    found: Placement | None,
+    chunk: GivenChunk,
+    offset: int | None,
+    page_count: int,
+) -> ChunkPlace:
+    if found is None:
+        start, end = _given_pages(chunk, offset, page_count)
+        # Nothing to look for (no letters or digits), or pages without text where the caller
+        # says it is (a scan not read by OCR): unchecked, answered from its own text and pages.
+        if not normalize_text(chunk.text) or (
+            chunk.page_start is not None
+            and reading.offset_of_page(start) == reading.offset_of_page(end + 1)
+        ):
+            return ChunkPlace(PlacementStatus.unchecked, None, None, None, start, end)
+        return ChunkPlace(PlacementStatus.not_found, 0.0, None, None, start, end)
+    status = PlacementStatus.placed if found.found else PlacementStatus.partial
+    first, last = reading.pages_of(found.start, found.end)
+    return ChunkPlace(status, found.share, found.start, found.end, first, last)
+
+
+def _given_pages(chunk: GivenChunk, offset: int | None, page_count: int) -> tuple[int, int]:
+    """The pages the caller gave, corrected by the document's offset, within the PDF; the
+    whole PDF when it gave none."""
+    if chunk.page_start is None or chunk.page_end is None:
+        return 1, page_count
+    shift = offset or 0
+
+    def clamp(page: int) -> int:
+        return min(max(1, page - shift), page_count)
+
+    return clamp(chunk.page_start), clamp(chunk.page_end)
+
+
+def _unchecked(chunks: Sequence[GivenChunk], page_count: int, why: str) -> Placed:
+    log.info("chunks stored without placing them: %s", why)
+    # 0-based pages cannot be told apart without the text: page 0 is read as page 1.
+    places = [
+        ChunkPlace(PlacementStatus.unchecked, None, None, None, *_given_pages(c, 0, page_count))
+        for c in chunks
+    ]
+    return Placed(None, places, None, why)
