@@ -13,7 +13,7 @@ help:  ## list the targets
 
 setup:  ## the README's two set-up commands: .venv with the service and its dev tools
 	$(PYTHON) -m venv .venv
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,bench]' && $(BIN)/pip install -q --no-deps --upgrade --target .venv/bench-pymupdf4llm 'pymupdf4llm>=0.3.4,<1'
 
 check:  ## format, lint, types (app and tests), import layering
 	$(BIN)/ruff format --check $(SRC)

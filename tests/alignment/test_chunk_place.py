@@ -71,7 +71,8 @@ def test_a_recut_stretch_is_placed_on_that_stretch(
     found = place(
         skeleton, GramTable(skeleton.text), recut(stretch, style, random.Random(seed)), text
     )
-    assert found is not None and found.share >= FOUND
+    assert found is not None
+    assert found.share >= FOUND
     # The span holds the stretch's words exactly: nothing before or after but punctuation.
     assert normalize_text(text[found.start : found.end]) == normalize_text(stretch)
 
@@ -105,4 +106,5 @@ def test_given_pages_decide_between_equal_places() -> None:
     near = (len(normalize_text(text[:second])), len(skeleton.text))
     assert place(skeleton, table, passage, text, near).start == second  # type: ignore[union-attr]
     first = place(skeleton, table, passage, text, (0, 10))
-    assert first is not None and first.start == 0
+    assert first is not None
+    assert first.start == 0

@@ -134,7 +134,8 @@ async def test_a_window_starting_mid_sentence_offers_the_part_it_holds(
         assert lit_whole(result, inside, page_of(inside)), result
         (tail,) = await cited(client, [head + "."], {head + ".": "m-w1"})
     texts = [" ".join(h["display_text"].split()) for h in tail["highlights"]]
-    assert texts and all(len(t) <= len(head) + 2 for t in texts), (head, texts)
+    assert texts
+    assert all(len(t) <= len(head) + 2 for t in texts), (head, texts)
 
 
 async def test_chunks_without_pages_are_found_on_their_pages(
