@@ -321,27 +321,50 @@ export interface components {
             ordinal?: number | null;
             /**
              * Page End
-             * @description Last page, 1-based, inclusive.
+             * @description Last page, inclusive: a hint too.
              */
-            page_end: number;
+            page_end?: number | null;
             /**
              * Page Start
-             * @description First page the chunk's text is on, 1-based.
+             * @description First page the chunk's text is on: a hint. A PDF's chunk is placed in the PDF's own text when it is stored, and the pages it is found on are kept; missing, they are found; off by a constant for the document (0-based pages), corrected.
              */
-            page_start: number;
+            page_start?: number | null;
             /** Text */
             text: string;
         };
         /** ChunkOut */
         ChunkOut: {
+            /** Given Page End */
+            given_page_end: number | null;
+            /**
+             * Given Page Start
+             * @description The pages the caller sent (null: none).
+             */
+            given_page_start: number | null;
             /** Id */
             id: string;
             /** Ordinal */
             ordinal: number;
             /** Page End */
             page_end: number;
-            /** Page Start */
+            /**
+             * Page Start
+             * @description First page the chunk is on (where it was found).
+             */
             page_start: number;
+            /**
+             * Pages Corrected
+             * @description The pages kept differ from the pages sent (found elsewhere, or 0-based).
+             * @default false
+             */
+            pages_corrected: boolean;
+            /**
+             * Placed Share
+             * @description Share of the chunk's text (letters and digits) found, 0-1.
+             */
+            placed_share: number | null;
+            /** @description A PDF's chunk, placed in the PDF's own text when it was stored: placed (found whole), partial (part of it found: placed_share says how much; its sentences are that part's), not_found (its text is not in the PDF: its citations answer no_match / chunk_not_in_pdf), unchecked (the PDF's text could not be read then: it is answered from its own text and given pages). Null for a web or text source and for chunks stored before placing. */
+            placement: components["schemas"]["PlacementStatus"] | null;
             /** Text */
             text: string | null;
         };
@@ -565,6 +588,8 @@ export interface components {
              * @description The document's PDF (GET /v2/documents/{id}/pdf); null for a web or text source (html, markdown, text), which has no PDF: its text is at GET /v2/documents/{id}/text.
              */
             pdf_url: string | null;
+            /** @description A PDF's chunks: how they were placed in its text. */
+            placement: components["schemas"]["PlacementSummary"] | null;
             /** Sha256 */
             sha256: string;
             /** @description What the document was made from: pdf, an Office format (converted to PDF), html, markdown or text. */
@@ -818,6 +843,37 @@ export interface components {
              */
             title: string;
         };
+        /**
+         * PlacementStatus
+         * @enum {string}
+         */
+        PlacementStatus: "placed" | "partial" | "not_found" | "unchecked";
+        /**
+         * PlacementSummary
+         * @description What placing a PUT's chunks in their PDF found, in all.
+         */
+        PlacementSummary: {
+            /** Not Found */
+            not_found: number;
+            /**
+             * Page Offset
+             * @description The constant the given pages were off by, when most chunks agree on one (-1: the pages were 0-based); null when none or no pages were given.
+             */
+            page_offset: number | null;
+            /** Pages Corrected */
+            pages_corrected: number;
+            /** Partial */
+            partial: number;
+            /** Placed */
+            placed: number;
+            /** Unchecked */
+            unchecked: number;
+            /**
+             * Unchecked Reason
+             * @description Why the chunks could not be placed (the PDF's text could not be read).
+             */
+            unchecked_reason: string | null;
+        };
         /** Readiness */
         Readiness: {
             /**
@@ -850,7 +906,7 @@ export interface components {
          *     the same for people.
          * @enum {string}
          */
-        Reason: "chunk_not_found" | "pdf_unavailable" | "storage_unavailable" | "pdf_changed" | "no_text_layer" | "index_pending" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
+        Reason: "chunk_not_found" | "chunk_not_in_pdf" | "pdf_unavailable" | "storage_unavailable" | "pdf_changed" | "no_text_layer" | "index_pending" | "text_layer_pending" | "pdf_too_complex" | "not_located" | "unsupported" | "no_sentences" | "llm_disabled" | "llm_pending" | "llm_unavailable" | "llm_busy" | "llm_rejected" | "llm_truncated" | "llm_invalid_output";
         /**
          * Rect
          * @description One line of a highlight, in PDF points, origin top-left of the page as displayed (crop box,

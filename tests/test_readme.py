@@ -57,7 +57,7 @@ def test_demo_start_up_says_what_a_person_needs_and_nothing_more(
     # OCR's warning when Tesseract is missing is a warning a person needs; anything else counts.
     said = [r["message"] for r in records[: ready + 1] if "OCR is off" not in r["message"]]
     assert said == [
-        "database SQLite highlight.db migrated to 0004 (0001, 0002, 0003, 0004)",
+        "database SQLite highlight.db migrated to 0005 (0001, 0002, 0003, 0004, 0005)",
         "sample document sample-assembly-2025-11-20 ingested: chunks "
         "['sample-assembly-2025-11-20-c0000', 'sample-assembly-2025-11-20-c0001']",
         f"highlight-service ready on {demo.url} (database SQLite highlight.db, "

@@ -100,6 +100,11 @@ export const READER_NOTICES: Readonly<Record<Reason, ReaderNotice>> = {
     "Nothing in this source supports the statement it is cited for.",
   ),
   no_sentences: notice("warning", "Nothing to mark", "This source has no text to mark."),
+  chunk_not_in_pdf: notice(
+    "warning",
+    "Passage not in the document",
+    "This source's text was not found in its document, so it cannot be marked or checked.",
+  ),
   llm_disabled: BY_WORDS,
   llm_pending: notice(
     "info",
