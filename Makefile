@@ -11,9 +11,9 @@ SRC := app tests bench scripts migrations
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-setup:  ## the README's two set-up commands: .venv with the service and its dev tools
+setup:  ## the README's two set-up commands: .venv with the service, its dev tools, the bench's chunkers
 	$(PYTHON) -m venv .venv
-	$(BIN)/pip install -q -e '.[dev,bench]' && $(BIN)/pip install -q --no-deps --upgrade --target .venv/bench-pymupdf4llm 'pymupdf4llm>=0.3.4,<1'
+	$(BIN)/pip install -q -e '.[dev,bench]'
 
 check:  ## format, lint, types (app and tests), import layering
 	$(BIN)/ruff format --check $(SRC)
