@@ -69,6 +69,10 @@ else
   echo "../shared/pdfs/qa is absent: support and selection benchmarks skipped"
 fi
 
+section "chunkers: LangChain, LlamaIndex, PyMuPDF4LLM, pdfminer against the service's own chunks and search_for; pages given, missing, 0-based"
+# Skips, saying so, without ../shared/pdfs; the chunkers' output is cached in bench/results.
+$PY bench/chunkers_eval.py
+
 section "start-up: import of the app and of a worker against import fastapi, uvicorn (goal <= 1.5 s)"
 $PY bench/import_time.py --repeat 5 --top 10
 
