@@ -30,9 +30,10 @@ from app.documents.schemas import (
     PlacementSummary,
     TextBlock,
 )
-from app.documents.service import Upload, UpsertOutcome
+from app.documents.service import Upload
 from app.documents.sources import SourceLimits
 from app.documents.text_sources import document_text
+from app.documents.upserting import UpsertOutcome
 from app.pdfs.titles import shown_title
 
 # Three routers, because auth (when configured) differs: reads, writes, and the PDF file, which

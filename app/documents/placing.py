@@ -30,6 +30,8 @@ from app.pdfs.storage import PdfStorage
 
 log = logging.getLogger(__name__)
 
+# What joins the own text's blocks (pdfs/chunking.joiner): at most this many characters.
+JOINERS = "\n\n"
 # A chunk this long found verbatim just after the previous one is placed there without a search.
 VERBATIM_MIN = 200
 VERBATIM_AHEAD = 4096
@@ -106,21 +108,26 @@ def place_in_text(reading: ReadingText, chunks: Sequence[GivenChunk], page_count
     table = GramTable(skeleton.text)
     offset = _page_offset(reading, skeleton, table, chunks)
     out: list[ChunkPlace] = []
-    cursor = 0
+    cursor, end = 0, 0
     for chunk in chunks:
-        found = _verbatim_after(reading.text, chunk.text, cursor)
+        found = _verbatim_after(reading.text, chunk.text, cursor, end)
         if found is None:
             near = _near(reading, skeleton, chunk, offset or 0)
             found = place(skeleton, table, chunk.text, reading.text, near)
-        else:
-            cursor = found.start + 1
+        if found is not None:
+            cursor, end = found.start + 1, found.end
         out.append(_place_of(reading, found, chunk, offset, page_count))
     return Placed(reading.text, out, offset)
 
 
-def _verbatim_after(text: str, chunk: str, cursor: int) -> Placement | None:
-    """The service's own chunks are stretches of the text, in order: found right after the
-    previous one, verbatim, they need no search (a book's 550 chunks: a second less)."""
+def _verbatim_after(text: str, chunk: str, cursor: int, end: int) -> Placement | None:
+    """The service's own chunks are stretches of the text, in order, each right after the one
+    before (past its joiner: a blank line, a space or nothing): found there verbatim, they need
+    no search, whatever their length (a short table row printed on every page is placed on its
+    own page). A long chunk found verbatim a little further on is taken too."""
+    for at in range(end, min(end + len(JOINERS), len(text)) + 1):
+        if text.startswith(chunk, at):
+            return Placement(at, at + len(chunk), 1.0)
     if len(chunk) < VERBATIM_MIN:
         return None
     at = text.find(chunk, cursor, cursor + len(chunk) + VERBATIM_AHEAD)

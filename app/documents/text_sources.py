@@ -280,7 +280,8 @@ async def upload_text(
     here: its text is only ever highlighted through its own chunks); ``sha256`` is the
     caller's hash of ``data``, unused (the original is hashed as it is stored)."""
     # The service calls this module: its names are imported when used.
-    from app.documents.service import Upload, UpsertOutcome, origin_of
+    from app.documents.service import Upload
+    from app.documents.upserting import UpsertOutcome, origin_of
 
     del sha256, chunk
     stored = await store_text(

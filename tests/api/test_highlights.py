@@ -9,7 +9,11 @@ from typing import Any
 
 import pymupdf
 import pytest
+from sqlalchemy import update
 
+from app.db.session import transaction
+from app.documents.models import Chunk
+from app.services import open_services
 from tests.api.helpers import (
     CHUNK_LIGATURES,
     CHUNK_MAIN,
@@ -187,6 +191,31 @@ async def test_text_not_in_the_pdf_is_told_at_put_and_never_called_supported(
     assert (result["support"], result["highlights"]) == (None, [])
     assert [c["support"] for c in result["claims"]] == [None]
     assert result["link"] == "/v2/documents/custom/pdf#page=1"
+
+
+async def test_a_chunk_stored_before_placing_whose_text_is_not_in_the_pdf_is_not_located(
+    database_url: str, pdf_root: Path
+) -> None:
+    """A chunk stored before chunks were placed (no placement, its own text and given pages):
+    answered from its own text as before, and a sentence the PDF does not print is not located,
+    never guessed."""
+    settings = make_settings(database_url, pdf_root)
+    invented = (
+        "The programme will cost 12.5 billion shillings according to a report that the "
+        "Auditor-General tabled in the Senate last spring."
+    )
+    await put_chunk(settings, {"id": "x0", "text": invented, "page_start": 1, "page_end": 2})
+    async with open_services(settings, command=True) as services:
+        async with transaction(services.session_factory) as session:
+            await session.execute(
+                update(Chunk)
+                .where(Chunk.id == "x0")
+                .values(placement=None, own_text=None, source_start=None, source_end=None)
+            )
+    data = await post(settings, batch("x0"))
+    (result,) = data["results"]
+    assert (result["status"], result["reason"]) == ("no_match", "not_located")
+    assert result["highlights"] == []
 
 
 async def test_page_without_text_layer_is_reported(database_url: str, pdf_root: Path) -> None:
