@@ -35,6 +35,8 @@ _MARKDOWN_TARGET = re.compile(r"\]\([^()\s]{1,2000}\)")
 # will cost 12.5 billion shillings ...") explains a third of itself.
 FOUND = 0.9
 PARTIAL = 0.5
+# ... or found whole when this share of it is there and it holds nearly all the span prints.
+HOLDS = 0.75
 # The document's stretch may be this much longer than the chunk's skeleton (the document's own
 # furniture or a figure's text that the caller's extractor left out), plus SLACK characters.
 STRETCH = 1.5
@@ -65,10 +67,16 @@ class Placement:
     start: int
     end: int
     share: float
+    # Share of the span's own skeleton that the chunk holds (1.0: nothing printed there is
+    # missing from the chunk, whatever text of its own the chunk adds).
+    covers: float = 1.0
 
     @property
     def found(self) -> bool:
-        return self.share >= FOUND
+        """Found whole: nearly all of the chunk is there, or the chunk holds all the PDF prints
+        there and most of it is the PDF's (the rest its extractor's: a running header and page
+        number inside a paragraph crossing a page break, a link's target)."""
+        return self.share >= FOUND or (self.share >= HOLDS and self.covers >= FOUND)
 
 
 def place(
@@ -106,12 +114,14 @@ def place(
     first_q, first_d = _snapped(chain[:SNAP], document.text, skeleton, chain[0])
     last_q, last_d = _snapped(chain[-SNAP:], document.text, skeleton, chain[-1])
     lo, hi = _grown(document.text, skeleton, first_q, first_d, last_q + GRAM, last_d + GRAM)
-    share = _share(skeleton, document.text[lo:hi])
+    span = document.text[lo:hi]
+    share = _share(skeleton, span)
     if share < PARTIAL:
         return None
+    covers = share * len(skeleton) / max(1, len(span))
     start, end = document.source_span(lo, hi)
     start, end = _with_marks(source, text, start, end)
-    return Placement(start, end, round(min(1.0, share), 3))
+    return Placement(start, end, round(min(1.0, share), 3), round(min(1.0, covers), 3))
 
 
 def _verbatim(document: Normalized, skeleton: str, text: str, source: str) -> Placement | None:

@@ -181,9 +181,15 @@ def _place_of(
         ):
             return ChunkPlace(PlacementStatus.unchecked, None, None, None, start, end)
         return ChunkPlace(PlacementStatus.not_found, 0.0, None, None, start, end)
-    status = PlacementStatus.placed if found.found else PlacementStatus.partial
     first, last = reading.pages_of(found.start, found.end)
-    return ChunkPlace(status, found.share, found.start, found.end, first, last)
+    if found.found:
+        return ChunkPlace(PlacementStatus.placed, found.share, found.start, found.end, first, last)
+    # Found in part: answered from its own text, so its pages cover the part found and the
+    # pages given (corrected), where the rest may be.
+    if chunk.page_start is not None:
+        given = _given_pages(chunk, offset, page_count)
+        first, last = min(first, given[0]), max(last, given[1])
+    return ChunkPlace(PlacementStatus.partial, found.share, found.start, found.end, first, last)
 
 
 def _given_pages(chunk: GivenChunk, offset: int | None, page_count: int) -> tuple[int, int]:

@@ -190,7 +190,10 @@ def test_the_cli_logs_json_lines_without_the_database_folder(
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stderr.splitlines()]
     assert lines, "ingest logged nothing at INFO"
-    assert lines[0]["message"] == "database SQLite h.db migrated to 0004 (0001, 0002, 0003, 0004)"
+    assert (
+        lines[0]["message"]
+        == "database SQLite h.db migrated to 0005 (0001, 0002, 0003, 0004, 0005)"
+    )
     # Alembic's own lines (its plugins, its context, one per step) are summed up in that one.
     assert not [line for line in lines if line["logger"].startswith("alembic")]
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
