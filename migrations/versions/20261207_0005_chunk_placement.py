@@ -5,8 +5,8 @@ chunk where it was found in it (``source_start``/``source_end``, as a text sourc
 already had) and that stretch of it (``own_text``: a batch cuts its sentences from it, without
 reading the document's whole text), how (``placement``: placed, partial, not_found, unchecked;
 ``placed_share``) and the pages the caller gave (``given_page_start``/``given_page_end``;
-``page_start``/``page_end`` are the pages found). Null for rows stored before this revision: they are answered as before,
-from their own text and pages, until their document is put again.
+``page_start``/``page_end`` are the pages found). Null for rows stored before this revision:
+they are answered as before, from their own text and pages, until their document is put again.
 
 Revision ID: 0005
 Revises: 0004
