@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from operator import itemgetter
 
 from rapidfuzz.distance import Indel
 
@@ -41,6 +42,13 @@ HOLDS = 0.75
 # furniture or a figure's text that the caller's extractor left out), plus SLACK characters.
 STRETCH = 1.5
 SLACK = 400
+# Every other chunk position is looked up: the table holds every third document position, so
+# any run of GRAM + 4 characters the two share still gives a seed (a chunk shares runs of
+# dozens), at half the lookups; the edges are then grown character by character.
+SEED_STRIDE = 2
+# A gram the document holds more often than this says little about where a chunk is (the
+# chunk's other grams do): not a seed.
+SEED_HITS = 8
 # Seeds kept for the chain (a chunk repeating one line a thousand times makes a seed per line
 # per occurrence): evenly thinned beyond this.
 MAX_SEEDS = 20_000
@@ -138,12 +146,15 @@ def _seeds(table: GramTable, skeleton: str) -> list[tuple[int, int]]:
     is looked up once."""
     seen: dict[str, list[int]] = {}
     found: list[tuple[int, int]] = []
-    for at in range(len(skeleton) - GRAM + 1):
+    for at in range(0, len(skeleton) - GRAM + 1, SEED_STRIDE):
         gram = skeleton[at : at + GRAM]
         hits = seen.get(gram)
         if hits is None:
             hits = seen[gram] = table.positions(gram)
-        found.extend((at, hit) for hit in hits)
+            if len(hits) > SEED_HITS:
+                hits = seen[gram] = []  # said too often to tell where the chunk is
+        if hits:
+            found.extend((at, hit) for hit in hits)
     if len(found) > MAX_SEEDS:
         step = len(found) / MAX_SEEDS
         found = [found[int(k * step)] for k in range(MAX_SEEDS)]
@@ -153,27 +164,24 @@ def _seeds(table: GramTable, skeleton: str) -> list[tuple[int, int]]:
 def _window(
     seeds: list[tuple[int, int]], width: int, near: tuple[int, int] | None
 ) -> list[tuple[int, int]]:
-    """The seeds in the document stretch of ``width`` holding the most distinct chunk
-    positions (counted as seeds: a position seeds one stretch once unless the document repeats
-    it within the stretch). Ties within a twentieth go to the stretch overlapping ``near``."""
-    ordered = sorted(seeds, key=lambda seed: seed[1])
+    """The seeds in the document stretch of ``width`` holding the most seeds (a chunk position
+    seeds one stretch once unless the document repeats it within the stretch). Ties within a
+    twentieth go to the stretch overlapping ``near``, then to the first."""
+    ordered = sorted(seeds, key=itemgetter(1))
     positions = [d for _, d in ordered]
-    best: list[tuple[int, int, int]] = []  # (count, lo index, hi index)
-    hi = 0
-    for lo, start in enumerate(positions):
-        hi = max(hi, lo)
-        while hi < len(positions) and positions[hi] < start + width:
-            hi += 1
-        best.append((hi - lo, lo, hi))
-    top = max(count for count, _, _ in best)
-    close = [b for b in best if b[0] * 20 >= top * 19]
+    ends = [bisect_left(positions, start + width) for start in positions]
+    counts = [end - lo for lo, end in enumerate(ends)]
+    top = max(counts)
+    close = [lo for lo, count in enumerate(counts) if count * 20 >= top * 19]
     if near is not None:
         inside = [
-            b for b in close if positions[b[1]] < near[1] and positions[b[2] - 1] + GRAM > near[0]
+            lo
+            for lo in close
+            if positions[lo] < near[1] and positions[ends[lo] - 1] + GRAM > near[0]
         ]
         close = inside or close
-    count, lo, hi = max(close, key=lambda b: (b[0], -b[1]))
-    return ordered[lo:hi]
+    lo = max(close, key=lambda at: (counts[at], -at))
+    return ordered[lo : ends[lo]]
 
 
 def _chain(seeds: list[tuple[int, int]]) -> list[tuple[int, int]]:

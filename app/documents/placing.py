@@ -27,6 +27,7 @@ from app.pdfs.index_cache import IndexCache, IndexPending
 from app.pdfs.indexing import IndexWait, open_index
 from app.pdfs.reading import ReadingText, reading_text
 from app.pdfs.storage import PdfStorage
+from app.selection.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,9 @@ class ChunkPlace:
     end: int | None
     page_start: int
     page_end: int
+    # What a batch cuts the chunk's sentences from: the PDF's own text of its span, then the
+    # caller's sentences it does not hold (None: the caller's text).
+    offered: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,14 +186,26 @@ def _place_of(
             return ChunkPlace(PlacementStatus.unchecked, None, None, None, start, end)
         return ChunkPlace(PlacementStatus.not_found, 0.0, None, None, start, end)
     first, last = reading.pages_of(found.start, found.end)
-    if found.found:
-        return ChunkPlace(PlacementStatus.placed, found.share, found.start, found.end, first, last)
-    # Found in part: answered from its own text, so its pages cover the part found and the
-    # pages given (corrected), where the rest may be.
-    if chunk.page_start is not None:
+    status = PlacementStatus.placed if found.found else PlacementStatus.partial
+    offered, rest = _offered(reading.text[found.start : found.end], chunk.text)
+    if rest and chunk.page_start is not None:
+        # Its sentences the span does not hold may be on the pages given (corrected).
         given = _given_pages(chunk, offset, page_count)
         first, last = min(first, given[0]), max(last, given[1])
-    return ChunkPlace(PlacementStatus.partial, found.share, found.start, found.end, first, last)
+    return ChunkPlace(status, found.share, found.start, found.end, first, last, offered)
+
+
+def _offered(span: str, text: str) -> tuple[str, bool]:
+    """The span's text, then the caller's sentences that it does not hold (text its own
+    reading leaves out or reads otherwise: a table cell, a caption, a line with a running
+    header inside it), each after a blank line; and whether there were any."""
+    held = normalize_text(span)
+    rest = [
+        sentence.text
+        for sentence in split_sentences(text)
+        if (skeleton := normalize_text(sentence.text)) and skeleton not in held
+    ]
+    return ("\n\n".join([span, *rest]), True) if rest else (span, False)
 
 
 def _given_pages(chunk: GivenChunk, offset: int | None, page_count: int) -> tuple[int, int]:

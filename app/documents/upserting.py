@@ -13,7 +13,7 @@ from app.core.formats import SourceFormat
 from app.documents import repository
 from app.documents.errors import ChunkIdsTaken, InvalidChunks
 from app.documents.models import Chunk, Document
-from app.documents.placing import Placed, PlacementStatus
+from app.documents.placing import Placed
 from app.documents.schemas import ChunkIn, DocumentUpsert
 from app.documents.sources import Origin
 from app.pdfs.storage import PdfFacts, PdfStorage
@@ -76,23 +76,15 @@ def _incoming(document_id: str, body: DocumentUpsert, placed: Placed) -> list[Ch
             text=c.text,
             page_start=where.page_start,
             page_end=where.page_end,
-            # Only a chunk found whole answers from the PDF's own text of its span; one found in
-            # part answers from its own text on the pages found (its other part may be text the
-            # own text leaves out: a table read otherwise, a caption, furniture).
-            source_start=where.start if whole else None,
-            source_end=where.end if whole else None,
-            own_text=(
-                placed.text[where.start : where.end]
-                if whole and placed.text is not None and where.start is not None
-                else None
-            ),
+            source_start=where.start,
+            source_end=where.end,
+            own_text=where.offered,
             placement=where.status.value,
             placed_share=where.share,
             given_page_start=c.page_start,
             given_page_end=c.page_end,
         )
         for i, (c, where) in enumerate(zip(body.chunks, placed.chunks, strict=True))
-        for whole in [where.status == PlacementStatus.placed]
     ]
 
 

@@ -147,6 +147,11 @@ class CitedChunk:
         verdicts = [choice.verdict_for(span) for span in spans]
         chosen = [set(v.ids) if v is not None else set() for v in verdicts]
         highlights = _for_claims(self.location.highlights, chosen, bool(claims))
+        # A chunk not found in its PDF whose chosen sentences are not found there either: no
+        # verdict, it says nothing the document shows.
+        unplaced = chunk.not_in_pdf and not highlights
+        if unplaced:
+            verdicts = [None for _ in verdicts]
         support, score = _overall(verdicts) if self.sentences else (None, None)
         status, reason = CitationStatus.highlighted, choice.reason
         # The deadline, a shutdown: says more than the reason's standard message.
@@ -155,7 +160,7 @@ class CitedChunk:
             status = CitationStatus.no_match
             if self.location.error is not None:
                 status, reason = CitationStatus.fallback, self.location.error
-            elif chunk.not_in_pdf:
+            elif unplaced:
                 reason = Reason.chunk_not_in_pdf
             elif not self.sentences:
                 reason = Reason.no_sentences

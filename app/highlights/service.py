@@ -289,11 +289,7 @@ class HighlightService:
 
     def _split(self, chunks: Mapping[str, StoredChunk]) -> Cited:
         cap = self.limits.max_sentences_per_chunk
-        # A chunk whose text is not in its PDF offers nothing to choose: it is answered so.
-        return {
-            cid: CitedChunk(chunk, () if chunk.not_in_pdf else sentences(chunk.text, cap))
-            for cid, chunk in chunks.items()
-        }
+        return {cid: CitedChunk(chunk, sentences(chunk.text, cap)) for cid, chunk in chunks.items()}
 
     async def _files_unchanged(self, chunks: Mapping[str, StoredChunk]) -> bool:
         """Whether a cached answer still holds: the stored hashes in its key cannot see a PDF

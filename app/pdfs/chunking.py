@@ -70,6 +70,10 @@ TABLE_PITCH = 2.5
 # padding leave before the next cell.
 CELL_PITCH = 1.3
 CELL_PADDING = 1.5
+# A sentence mark run into the next word's capital, and the gap (share of the line's height)
+# between them that a space would have left: glyphs of one word touch or overlap.
+_UNSPACED = re.compile(r"[a-z)\]][.!?;:][A-Z]")
+UNSPACED_GAP = 0.08
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 # A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
@@ -201,7 +205,16 @@ def _starts_paragraph(
 
 
 def _text(index: DocumentIndex, piece: Segment) -> str:
-    return _SPACES.sub(" ", clean_extracted(index.chars[piece.start : piece.end])).strip()
+    chars = index.chars[piece.start : piece.end]
+    # Justified text set without a space glyph after a full stop ("(AM) radio.The theorists"):
+    # the gap is there on the page, so a reader sees two sentences; the text gets its space.
+    for match in reversed(list(_UNSPACED.finditer(chars))):
+        at = piece.start + match.start() + 2  # the capital after the mark
+        gap = index.boxes[4 * at] - index.boxes[4 * (at - 1) + 2]
+        if gap > UNSPACED_GAP * (index.boxes[4 * at + 3] - index.boxes[4 * at + 1]):
+            cut = match.start() + 2
+            chars = f"{chars[:cut]} {chars[cut:]}"
+    return _SPACES.sub(" ", clean_extracted(chars)).strip()
 
 
 def _next_table_row(previous: list[Segment], row: list[Segment]) -> bool:

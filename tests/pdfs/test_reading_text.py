@@ -1,0 +1,58 @@
+"""The PDF's own text (``pdfs/reading.py``): its own chunks are stretches of it, its pages are
+known at every offset, and a sentence set without a space glyph after its full stop is cut
+where the reader sees the gap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from app.pdfs.chunking import chunk_index
+from app.pdfs.extract import build_index
+from app.pdfs.reading import reading_text
+from app.pdfs.sample import write_sample_pdf
+from app.selection.sentences import split_sentences
+from tests.fixtures.caller_chunks import layout, write_minutes_pdf
+
+
+def test_own_chunks_are_stretches_of_the_own_text_on_their_pages(tmp_path: Path) -> None:
+    for pdf in (write_sample_pdf(tmp_path / "s.pdf"), write_minutes_pdf(tmp_path / "m.pdf")):
+        index = build_index(pdf)
+        own = reading_text(index)
+        at = 0
+        for chunk in chunk_index(index, target_chars=300, max_chars=500):
+            at = own.text.index(chunk.text, at)
+            assert own.pages_of(at, at + len(chunk.text)) == (chunk.page_start, chunk.page_end)
+            at += 1
+
+
+def test_a_page_offset_is_where_its_text_starts(tmp_path: Path) -> None:
+    own = reading_text(build_index(write_minutes_pdf(tmp_path / "m.pdf")))
+    pages = sorted({line.page for line in layout()})
+    for page in pages:
+        start = own.offset_of_page(page)
+        assert own.page_at(start) == page
+        assert start == 0 or own.page_at(start - 1) == page - 1
+    assert own.offset_of_page(pages[-1] + 1) == len(own.text)
+
+
+def test_a_full_stop_run_into_the_next_capital_is_cut_where_the_gap_is(tmp_path: Path) -> None:
+    """Justified text set without a space glyph: "radio." and "The" drawn 1.5 pt apart. The
+    index keeps the characters as printed; the own text has the space a reader sees."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    first = "Until then, consumer radio had been amplitude-modulated radio."
+    font = pymupdf.Font("helv")
+    page.insert_text((72, 100), first, fontname="helv", fontsize=11)
+    x = 72 + font.text_length(first, fontsize=11) + 1.5
+    page.insert_text(
+        (x, 100), "The theorists said it could never work.", fontname="helv", fontsize=11
+    )
+    page.insert_text((72, 130), "Touching.Words stay one word.", fontname="helv", fontsize=11)
+    doc.save(tmp_path / "unspaced.pdf")
+    own = reading_text(build_index(tmp_path / "unspaced.pdf")).text
+    assert "radio. The theorists" in own
+    assert "Touching.Words" in own
+    cut = [s.text for s in split_sentences(own)]
+    assert first in cut
