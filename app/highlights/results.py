@@ -53,8 +53,9 @@ MESSAGES: dict[Reason, str] = {
     Reason.no_sentences: "The chunk has no text to highlight.",
     Reason.chunk_not_in_pdf: (
         "This chunk's text was not found in its document's PDF when it was stored (another "
-        "file's text, or text the PDF does not print), so nothing can be highlighted or judged "
-        "against it; the page link opens the pages it was stored with."
+        "file's text, or text the PDF does not print), and neither were the sentences chosen "
+        "from it, so nothing is highlighted or judged; the page link opens the pages it was "
+        "stored with."
     ),
     Reason.llm_disabled: "No LLM is configured; sentences were chosen by word overlap.",
     Reason.llm_pending: "Chosen by word overlap while the LLM answers; an update follows.",
