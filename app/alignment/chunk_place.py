@@ -8,12 +8,13 @@ All of that vanishes in the skeleton (``text.py``: letters and digits only, case
 chunk is a run of the document's skeleton with a few insertions (its furniture, a link's URL)
 and gaps (what its extractor dropped).
 
-So a chunk is placed as a sentence is, at the scale of a chunk: every 6-gram of its skeleton is
-looked up in the document's gram table (``grams.py``: bounded hits per gram), the densest stretch
-of the document no longer than the chunk allows (``_window``) wins, and the longest chain of
-seeds in order within it (``_chain``) gives the span and the share of the chunk it explains.
-Bounded work: one lookup per skeleton character of the chunk, and a chain over at most
-``MAX_SEEDS`` seeds.
+So a chunk is placed as a sentence is, at the scale of a chunk: the 6-grams of its skeleton
+(every other one) are looked up in the document's gram table (``grams.py``: bounded hits per
+gram), the densest stretch of the document no longer than the chunk allows (``_window``) wins,
+the longest chain of seeds in order within it (``_chain``) gives the span, and an alignment of
+the chunk with the span (``_share``) the share of the chunk found there. Bounded work: one
+lookup per two skeleton characters of the chunk, a chain over at most ``MAX_SEEDS`` seeds, and
+an alignment of at most ``MAX_ALIGNED`` characters (a longer chunk's share is its seeds').
 """
 
 from __future__ import annotations
@@ -59,8 +60,11 @@ MAX_SEEDS = 20_000
 DRIFT = 48
 STRAY = 3 * GRAM
 STRAY_SHARE = 0.15
-# Runs shorter than this do not count towards a chunk's share (``_share``).
+# Runs shorter than this do not count towards a chunk's share (``_share``), and chunks longer
+# than this (skeleton characters; the service's own are at most 1,600) are not aligned: an
+# alignment costs their length times the span's, over 64.
 MIN_RUN = 5
+MAX_ALIGNED = 20_000
 # The seeds whose diagonal an end seed is snapped to.
 SNAP = 8
 # Skeletons shorter than a few grams are found only verbatim and only where they are unique.
@@ -123,7 +127,7 @@ def place(
     last_q, last_d = _snapped(chain[-SNAP:], document.text, skeleton, chain[-1])
     lo, hi = _grown(document.text, skeleton, first_q, first_d, last_q + GRAM, last_d + GRAM)
     span = document.text[lo:hi]
-    share = _share(skeleton, span)
+    share = _share(skeleton, span) if len(skeleton) <= MAX_ALIGNED else covered / len(skeleton)
     if share < PARTIAL:
         return None
     covers = share * len(skeleton) / max(1, len(span))
