@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -122,11 +122,13 @@ class DocumentService:
             given,
             self.index_wait,
         )
-        return await in_transaction(
+        outcome = await in_transaction(
             self.session_factory,
             lambda session: upsert(session, self.storage, document_id, body, facts, origin, placed),
             attempts=WRITE_ATTEMPTS,
         )
+        # What placing found, for the answer (nothing of it is stored but in the chunks).
+        return replace(outcome, page_offset=placed.page_offset, unchecked=placed.unchecked)
 
     async def ingest(
         self, pdf_path: Path, document_id: str | None, title: str | None = None

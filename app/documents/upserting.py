@@ -102,20 +102,6 @@ async def upsert(
     if foreign:
         raise ChunkIdsTaken(foreign)
     incoming = _incoming(document_id, body, placed)
-    outcome = await _written(session, storage, document_id, body, facts, origin, placed, incoming)
-    return replace(outcome, page_offset=placed.page_offset, unchecked=placed.unchecked)
-
-
-async def _written(
-    session: AsyncSession,
-    storage: PdfStorage,
-    document_id: str,
-    body: DocumentUpsert,
-    facts: PdfFacts,
-    origin: Origin | None,
-    placed: Placed,
-    incoming: list[Chunk],
-) -> UpsertOutcome:
     title = body.title or facts.title or name_title(body.source_path, document_id)
     source_path = storage.normalize(body.source_path)
     document = await repository.get_document(session, document_id, with_text=True)
@@ -139,7 +125,7 @@ async def _written(
         and (document.title, document.source_path, document.sha256, recorded)
         == (title, source_path, facts.sha256, origin)
         and _same_chunks(document.chunks, incoming)
-        and (created or document.reading_text == placed.text)
+        and document.reading_text == placed.text
     ):
         if unnamed:
             document.original_name = origin.original_name

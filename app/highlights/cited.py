@@ -16,6 +16,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from app.core.formats import SourceFormat
+from app.documents.placing import PlacementStatus
 from app.highlights.locating import ChunkLocation, LocateJob
 from app.highlights.results import MESSAGES
 from app.highlights.schemas import (
@@ -69,7 +70,7 @@ class StoredChunk:
 
     @property
     def not_in_pdf(self) -> bool:
-        return self.placement == "not_found"
+        return self.placement == PlacementStatus.not_found
 
 
 @dataclass(frozen=True)
