@@ -108,3 +108,34 @@ def test_given_pages_decide_between_equal_places() -> None:
     first = place(skeleton, table, passage, text, (0, 10))
     assert first is not None
     assert first.start == 0
+
+
+class CountingTable(GramTable):
+    """The gram table, counting its lookups: placing's work, measured without a clock."""
+
+    lookups = 0
+
+    def positions(self, gram: str) -> list[int]:
+        CountingTable.lookups += 1
+        return super().positions(gram)
+
+
+def test_placing_costs_grow_linearly_with_the_chunk() -> None:
+    """Lookups grow with the chunk's distinct grams, never with the document or the
+    repetitions: four times the text (new words) is about four times the lookups, and a line
+    repeated 4,000 times costs what it costs once."""
+    text = document(11, words=3000)
+    skeleton = normalize(text)
+    table = CountingTable(skeleton.text)
+    words = text.split(" ")
+
+    def lookups(chunk: str) -> int:
+        CountingTable.lookups = 0
+        place(skeleton, table, chunk, text)
+        return CountingTable.lookups
+
+    small, large = " ".join(words[:150]), " ".join(words[:600])
+    ratio = lookups(large) / lookups(small)
+    assert 3.0 <= ratio <= 5.0, ratio
+    line = " ".join(words[200:215])
+    assert lookups((line + "\n") * 4000) <= lookups(line) + len(normalize_text(line))
