@@ -28,7 +28,7 @@ from app.pdfs.backends import build_storage
 from app.pdfs.convert import ConvertLimits, OfficeConverter
 from app.pdfs.index_cache import IndexCache
 from app.pdfs.index_signing import SigningKeys
-from app.pdfs.indexing import IndexWait, ocr_options
+from app.pdfs.indexing import ocr_options
 from app.pdfs.storage import PdfStorage
 from app.pdfs.workers import pdf_workers
 
@@ -136,7 +136,6 @@ async def open_services(
             index_cache,
             build_converter(settings),
             SourceLimits.from_settings(settings),
-            IndexWait(settings.index_wait_s, settings.index_wait_page_s, settings.index_wait_max_s),
         ),
         highlights=HighlightService(
             session_factory=factory,

@@ -23,8 +23,8 @@ from app.alignment.chunk_place import Placement, place
 from app.alignment.grams import GramTable
 from app.alignment.text import Normalized, normalize, normalize_text
 from app.core.errors import AppError
-from app.pdfs.index_cache import IndexCache, IndexPending
-from app.pdfs.indexing import IndexWait, open_index
+from app.pdfs.index_cache import IndexCache
+from app.pdfs.indexing import open_index
 from app.pdfs.reading import ReadingText, reading_text
 from app.pdfs.storage import PdfStorage
 from app.selection.sentences import split_sentences
@@ -88,15 +88,14 @@ def place_in_pdf(
     sha256: str,
     page_count: int,
     chunks: Sequence[GivenChunk],
-    wait: IndexWait | None,
 ) -> Placed:
-    """Blocking. A PDF whose index cannot be had now (still being built past ``wait``, too
-    complex, no text) leaves its chunks unchecked, with their given pages: they are stored,
-    and answered from their own text as before."""
+    """Blocking: the index is waited for (built in the PDF workers, scanned pages read by OCR).
+    A PDF whose index cannot be had (too complex, no text) leaves its chunks unchecked, with
+    their given pages: they are stored, and answered from their own text as before."""
     try:
-        index = open_index(storage, cache, source_path, sha256, wait)
-    except IndexPending:
-        return _unchecked(chunks, page_count, "its text index is still being built")
+        # Waited for, as ingest waits (a scan's OCR too): a placement that depended on how
+        # busy the machine was would store a chunk unchecked for good.
+        index = open_index(storage, cache, source_path, sha256)
     except AppError as exc:
         if exc.status_code < 500:
             return _unchecked(chunks, page_count, exc.message)

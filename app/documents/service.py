@@ -43,7 +43,7 @@ from app.documents.upserting import UpsertOutcome, check_chunks, origin_of, upse
 from app.pdfs.convert import OfficeConverter
 from app.pdfs.errors import ConverterMissing, PdfChanged, PdfMissing, UnreadablePdf
 from app.pdfs.index_cache import IndexCache
-from app.pdfs.indexing import IndexWait, index_or_refuse
+from app.pdfs.indexing import index_or_refuse
 from app.pdfs.originals import converted_pdf, known_pdf
 from app.pdfs.storage import PdfFacts, PdfStorage, SavedPdf
 from app.pdfs.titles import title_from_name
@@ -84,7 +84,6 @@ class DocumentService:
         index_cache: IndexCache,
         converter: OfficeConverter | None = None,
         limits: SourceLimits | None = None,
-        index_wait: IndexWait | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.storage = storage
@@ -92,9 +91,6 @@ class DocumentService:
         # None: Office files are refused as if LibreOffice were not installed (415).
         self.converter = converter
         self.limits = limits or SourceLimits()
-        # How long a PUT waits for its PDF's text index to place its chunks (None: until built);
-        # past it they are stored unchecked (documents/placing.py).
-        self.index_wait = index_wait
 
     async def put(
         self,
@@ -120,7 +116,6 @@ class DocumentService:
             facts.sha256,
             facts.page_count,
             given,
-            self.index_wait,
         )
         outcome = await in_transaction(
             self.session_factory,
