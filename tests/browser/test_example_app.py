@@ -221,6 +221,24 @@ def _wait_drawn(page: Any, ids: list[str], number: int, count: int) -> None:
     )
 
 
+def _wait_text_under(page: Any, number: int) -> None:
+    """Until every drawn box on the page has text-layer characters under it. On a busy machine
+    PDF.js can still be laying out a page's text (its spans not yet measured, zero wide) after
+    the highlights and `.endOfContent` are there: read then, a box held '' (CI, stop 47, the
+    rotated page). A box that stays empty is still caught: the wait ends at WAIT_MS and the
+    words are compared as before."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            f"(page) => ({MEASURE})(page).every((b) => b.text.trim().length > 0)",
+            arg=number,
+            timeout=WAIT_MS,
+        )
+    except PlaywrightTimeout:
+        pass  # the comparison below says which box is empty
+
+
 def _check_citation(
     page: Any, citation: dict[str, Any], sentence: str, screenshot: Path | None = None
 ) -> dict[str, int]:
@@ -239,6 +257,7 @@ def _check_citation(
         if number != first:  # a sentence's next page is drawn once it is in view
             page.evaluate(SCROLL_TO_PAGE, number)
         _wait_drawn(page, ids, number, per_page[number])
+        _wait_text_under(page, number)
         boxes = page.evaluate(MEASURE, number)
         assert len(boxes) == per_page[number], (citation["citation_id"], number, boxes)
         if number == first:
