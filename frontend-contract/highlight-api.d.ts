@@ -329,7 +329,10 @@ export interface components {
              * @description First page the chunk's text is on: a hint. A PDF's chunk is placed in the PDF's own text when it is stored, and the pages it is found on are kept; missing, they are found; off by a constant for the document (0-based pages), corrected.
              */
             page_start?: number | null;
-            /** Text */
+            /**
+             * Text
+             * @description The chunk's text as your pipeline extracted it. Control characters but tab and newline (an extractor's U+0000 for a tick box) are stored as spaces, a lone surrogate as U+FFFD.
+             */
             text: string;
         };
         /** ChunkOut */

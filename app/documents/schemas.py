@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.alignment.text import clean_extracted
 from app.core.fields import CHUNK_ID_MAX, ID_PATTERN, MAX_INT32, ResponseModel, StorableText
 from app.core.formats import SourceFormat
 from app.documents.placing import PlacementStatus
@@ -16,7 +17,13 @@ class ChunkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, max_length=CHUNK_ID_MAX, pattern=ID_PATTERN)
-    text: StorableText = Field(min_length=1, max_length=100_000)
+    text: str = Field(
+        min_length=1,
+        max_length=100_000,
+        description="The chunk's text as your pipeline extracted it. Control characters but tab "
+        "and newline (an extractor's U+0000 for a tick box) are stored as spaces, a lone "
+        "surrogate as U+FFFD.",
+    )
     page_start: int | None = Field(
         default=None,
         ge=0,
@@ -34,6 +41,15 @@ class ChunkIn(BaseModel):
         le=MAX_INT32,
         description="Position in the document; defaults to list order.",
     )
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _storable_text(cls, value: object) -> object:
+        # A chunk's text is a PDF extractor's output, and extractors emit what no database
+        # stores: pypdf reads a 10-K's tick boxes as U+0000. Cleaned as the service cleans its
+        # own extraction (controls but tab and newline become spaces, lone surrogates U+FFFD, one
+        # for one), so a LangChain chunk of that page is stored rather than refused whole.
+        return clean_extracted(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _pages_in_order(self) -> ChunkIn:
