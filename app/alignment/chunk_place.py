@@ -29,6 +29,9 @@ from rapidfuzz.distance import Indel
 from app.alignment.grams import GRAM, GramTable
 from app.alignment.text import Normalized, normalize_text
 
+# Marks that close a sentence or a quote, and those that open one: kept at a span's ends.
+_CLOSING = frozenset(".!?;:)]}\"'\u2019\u201d\u00bb\u3002\uff01\uff1f\u300d\u300f\uff09")
+_OPENING = frozenset("([{\"'\u2018\u201c\u00ab\u300c\u300e\uff08")
 # A Markdown link's or image's target ("[text](https://...)"): not words of the page.
 _MARKDOWN_TARGET = re.compile(r"\]\([^()\s]{1,2000}\)")
 # A chunk is found when this share of its skeleton lies in one stretch of the document, in
@@ -308,4 +311,12 @@ def _with_marks(source: str, text: str, start: int, end: int) -> tuple[int, int]
     if body and not body[0].isalnum():
         while start > 0 and not source[start - 1].isalnum() and not source[start - 1].isspace():
             start -= 1
+    # A span that stops inside the chunk (the rest is text the PDF's own reading leaves out: a
+    # footer "Page 9 of 15" after a footnote) still ends its sentence with the marks that close
+    # it: without its full stop, "3. REVPAR is hotel revenue per available room" read as a
+    # heading, and the word-overlap judge lit the footer under it.
+    while end < len(source) and source[end] in _CLOSING:
+        end += 1
+    while start > 0 and source[start - 1] in _OPENING:
+        start -= 1
     return start, end

@@ -61,12 +61,19 @@ MEMO_CHARS = 4_000
 _PAGE_NUMBER_AND_TITLE = re.compile(r"\s*\d{1,3}\s+\D+|\D+\s\d{1,3}\s*")
 _YEARS_AND_FORMS = re.compile(r"\b(?:19|20)\d\d\b|\b10-[KQ]\b")
 _FURNITURE_WORDS = 12
+# A page's number in its count, alone on its line: "Page 9 of 15", "- 3 -", "p. 12/40".
+_PAGE_OF = re.compile(
+    r"\s*(?:(?:page|p\.|pg\.?)?\s*\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?|-\s*\d{1,4}\s*-)\s*",
+    re.IGNORECASE,
+)
 
 
 def is_page_furniture(text: str) -> bool:
     if len(text.split()) > _FURNITURE_WORDS:
         return False
-    return bool(_PAGE_NUMBER_AND_TITLE.fullmatch(_YEARS_AND_FORMS.sub("", text)))
+    return bool(
+        _PAGE_OF.fullmatch(text) or _PAGE_NUMBER_AND_TITLE.fullmatch(_YEARS_AND_FORMS.sub("", text))
+    )
 
 
 def units_of(text: str, sentences: Sequence[Sentence], language: Language | None) -> list[Unit]:

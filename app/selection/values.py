@@ -24,8 +24,12 @@ from functools import lru_cache
 
 from app.selection.numbers import NUMBER, PERCENT_AFTER, is_date, split_decimal
 
+# A scale word may stand a few spaces or a line break away ("$2.0  billion", "$2.0 \nbillion":
+# pdfminer's text of a justified line); a one-letter scale only right after the figure or one
+# space on ("$5m", "5 m"), where it cannot be a list's "b)" on the next line.
 _SCALE_AFTER = re.compile(
-    r"\s?(thousands?|k|millions?|mn|mm|m|billions?|bn|b|trillions?|tn)\b", re.IGNORECASE
+    r"(?:\s{0,4}(thousands?|millions?|mn|mm|billions?|bn|trillions?|tn)|\s?(k|m|b))\b",
+    re.IGNORECASE,
 )
 _SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6, "b": 1e9, "bn": 1e9, "tn": 1e12}
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -79,7 +83,7 @@ def values(text: str) -> list[Value]:
         after = match.end() + (text[match.end() : match.end() + 1] == ")")
         percent = PERCENT_AFTER.match(text, after) is not None
         scale_word = None if percent else _SCALE_AFTER.match(text, match.end())
-        scale = _scale(scale_word.group(1)) if scale_word else 1.0
+        scale = _scale(scale_word.group(1) or scale_word.group(2)) if scale_word else 1.0
         raw = match.group()
         date = not percent and (
             (
