@@ -56,6 +56,9 @@ PROSE_WIDTH = 8.0
 # A run-in heading is at least this many line heights wide; a bullet or an enumerator before
 # its item's text is narrower (the list stays rows of marker and text).
 RUN_IN_WIDTH = 3.0
+# A footnote mark: at most this many characters, at most this share of its line's height.
+MARK_CHARS = 3
+MARK_HEIGHT = 0.75
 
 # A band line whose numbers change is furniture also when it holds this many letters or more:
 # a running header with its page number ("12 FREE CULTURE", "54321 Federal Register / Vol.
@@ -282,7 +285,9 @@ def joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
     however the PDF drew it. A table's row has narrow figures, or more cells, or wider gaps."""
     joined: list[Segment] = []
     for row in rows(pieces):
-        if len(row) == 2:
+        if len(row) == 2 and (line := _with_mark(index, *row)) is not None:
+            row = [line]
+        elif len(row) == 2:
             left, right = row
             height = min(left.height, right.height)
             if (
@@ -304,6 +309,32 @@ def joined_lines(index: DocumentIndex, pieces: list[Segment]) -> list[Segment]:
                 ]
         joined.extend(row)
     return joined
+
+
+def _with_mark(index: DocumentIndex, first: Segment, second: Segment) -> Segment | None:
+    """A line and a footnote mark raised in it ("... to the Copyright Act³ to create"), which
+    PyMuPDF reads as a line of its own, as one line: read as a row of two cells, the line made
+    a table with the heading above it, and the heading ran into the line's sentence."""
+    line, mark = (first, second) if first.end - first.start >= second.end - second.start else (
+        second,
+        first,
+    )
+    if (
+        mark.end - mark.start > MARK_CHARS
+        or mark.height > MARK_HEIGHT * line.height
+        or (mark.y0 + mark.y1) / 2 >= (line.y0 + line.y1) / 2  # not raised
+        or not line.x0 <= mark.x0 <= line.x1 + SPLIT_GAP * line.height
+        or index.chars[min(line.end, mark.end) : max(line.start, mark.start)].strip()
+    ):
+        return None
+    return Segment(
+        min(line.start, mark.start),
+        max(line.end, mark.end),
+        line.x0,
+        min(line.y0, mark.y0),
+        max(line.x1, mark.x1),
+        line.y1,
+    )
 
 
 def rows(pieces: list[Segment]) -> Iterator[list[Segment]]:
