@@ -48,6 +48,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 import sys
 import tempfile
 import time
@@ -144,7 +145,10 @@ def put_record(
 
 
 async def cite(client: httpx.AsyncClient, chunk_id: str, sentence: str) -> dict[str, Any]:
-    """The batch for one case: the sentence asked, and answered with a marker of its own."""
+    """The batch for one case: the sentence asked, and answered with a marker of its own. A
+    chat answer quotes what a reader sees: the extractor's control characters (pypdf's U+0000
+    for a tick box), which a batch refuses, as spaces."""
+    sentence = re.sub("[\x00-\x08\x0b-\x1f]", " ", sentence)
     label = 1
     while f"[{label}]" in sentence:
         label += 1

@@ -110,6 +110,19 @@ def test_given_pages_decide_between_equal_places() -> None:
     assert first.start == 0
 
 
+def test_a_span_that_stops_inside_the_chunk_keeps_the_marks_that_close_its_sentence() -> None:
+    """A footnote and the footer the caller's extractor read after it ("Page 9 of 15"), which
+    the own text leaves out: the span is the footnote with its full stop and closing quote (cut
+    before them, the footnote read as a heading and the judge lit the footer under it)."""
+    note = "3. REVPAR is \u201chotel revenue per available room.\u201d"
+    text = f"{document(3)}\n\n{note}\n\nThe next section starts here."
+    skeleton = normalize(text)
+    chunk = f"{note}\n\n\nPage 9 of 15"
+    found = place(skeleton, GramTable(skeleton.text), chunk, text)
+    assert found is not None
+    assert text[found.start : found.end] == note
+
+
 class CountingTable(GramTable):
     """The gram table, counting its lookups: placing's work, measured without a clock."""
 

@@ -56,3 +56,29 @@ def test_a_full_stop_run_into_the_next_capital_is_cut_where_the_gap_is(tmp_path:
     assert "Touching.Words" in own
     cut = [s.text for s in split_sentences(own)]
     assert first in cut
+
+
+def test_a_footnote_mark_raised_in_a_line_is_read_with_it(tmp_path: Path) -> None:
+    """A heading, then a line with a footnote mark raised inside it, drawn after the line (as
+    the DMCA summary draws it: PyMuPDF reads it as a line of its own). Read as a row of two
+    cells, the line made a table with the heading, and "TITLE II: ..." ran into the sentence
+    under it."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    font = pymupdf.Font("helv")
+    page.insert_text(
+        (72, 100), "TITLE II: ONLINE LIABILITY LIMITATION", fontname="hebo", fontsize=13
+    )
+    before = "Title II of the Act adds a section 512 to the Copyright Act"
+    x = 108 + font.text_length(before, fontsize=11)
+    page.insert_text((108, 124), before, fontname="helv", fontsize=11)
+    page.insert_text((x + 5, 124), "to create four new limits.", fontname="helv", fontsize=11)
+    page.insert_text((x + 0.5, 119.5), "3", fontname="helv", fontsize=7)
+    page.insert_text((108, 137.5), "They are based on four kinds of conduct.", fontsize=11)
+    path = tmp_path / "mark.pdf"
+    doc.save(path)
+    own = reading_text(build_index(path)).text
+    heading, paragraph = own.split("\n\n")
+    assert heading == "TITLE II: ONLINE LIABILITY LIMITATION"
+    assert "\n" not in paragraph, paragraph  # one paragraph, no table rows
+    assert split_sentences(paragraph)[0].text.startswith("Title II of the Act adds a section")

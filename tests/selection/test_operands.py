@@ -47,6 +47,14 @@ def test_prose_without_a_measure_gives_nothing() -> None:
             False,
         ),
         ("Inventories 11,461 16,047", False),
+        # A page number alone or in its count: a caller's footer offered as a sentence.
+        ("Page 9 of 15", True),
+        ("- 3 -", True),
+        ("12", True),
+        ("p. 12/40", True),
+        ("2022 2021", False),  # a table's header of years
+        ("12 14", False),
+        ("3. REVPAR is hotel revenue per available room.", False),
     ],
 )
 def test_page_furniture(text: str, furniture: bool) -> None:

@@ -5,6 +5,8 @@ document's stored chunks."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.selection.claims import claims_by_citation
 from app.selection.selection import Span, Verdict, select_claims
 from app.selection.sentences import split_sentences
@@ -16,6 +18,7 @@ from app.selection.support import (
     Claim,
     spells,
 )
+from app.selection.values import values
 
 # A 10-K's other chunks: "revenue", "fiscal", "million" are everywhere, "Creative Cloud" is not.
 FILLER = [
@@ -94,6 +97,20 @@ def test_a_scale_word_meets_the_caption_scale() -> None:
     verdict, picked = judge(STATEMENT, "Net sales were $14.7 billion.", "What were net sales?")
     assert verdict.support == "supported"
     assert picked == ["Net sales $ 14,694 $ 14,544 $ 12,861"]
+
+
+@pytest.mark.parametrize("gap", ["  ", " \n", "\n  "])
+def test_a_scale_word_a_few_spaces_or_a_line_away_still_scales(gap: str) -> None:
+    """pdfminer's text of a justified line: "$2.0  billion", "$2.0 \nbillion". Read as $2.0,
+    the claim's figure was missing from the sentence that states it, which came back
+    unsupported."""
+    chunk = "On February 8, 2023, the Board authorized a new $2.0 billion share repurchase plan."
+    answer = chunk.replace(" billion", f"{gap}billion")
+    verdict, picked = judge(chunk, answer, "What did the Board authorize?")
+    assert (verdict.support, picked) == ("supported", [chunk])
+    assert values(f"$2.0{gap}billion")[0].amount == 2e9
+    # A one-letter scale stays with its figure only: "b)" on the next line is a list's item.
+    assert values("$5 \nb) the next item")[0].amount == 5
 
 
 BALANCE = (
