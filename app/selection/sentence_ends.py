@@ -82,6 +82,8 @@ def _period_ends(text: str, dot: int, following: str) -> bool:
     if "." in lower and _INITIALISM.fullmatch(lower):
         return _bare(following) in SENTENCE_STARTERS
     if len(lower) == 1 and lower.isalpha():
+        if dot >= 3 and text[dot - 2] == "-" and text[dot - 3].isalnum():
+            return True  # the end of a form's name, not an initial: "on Form 10-Q. You can"
         return word == "I" and _bare(following) in SENTENCE_STARTERS
     if lower in ABBREVIATIONS or lower in NUMBER:
         if word.isupper() and _bare(following).isupper():

@@ -85,7 +85,7 @@ def old_values(text: str) -> list[values.Value]:
         after = match.end() + (text[match.end() : match.end() + 1] == ")")
         percent = numbers.PERCENT_AFTER.match(text, after) is not None
         scale_word = None if percent else values._SCALE_AFTER.match(text, match.end())
-        scale = values._scale(scale_word.group(1)) if scale_word else 1.0
+        scale = values._scale(scale_word.group(1) or scale_word.group(2)) if scale_word else 1.0
         raw = match.group()
         date = not percent and (
             (
