@@ -74,6 +74,10 @@ CELL_PADDING = 1.5
 # between them that a space would have left: glyphs of one word touch or overlap.
 _UNSPACED = re.compile(r"[a-z)\]][.!?;:][A-Z]")
 UNSPACED_GAP = 0.08
+# A footnote mark set right after a sentence's full stop ("copy- righted.4 That means"): the
+# text gets a space before it when its glyphs are this much smaller than the full stop's line.
+_MARK_AFTER_STOP = re.compile(r"[a-z)\]\u201d\u2019\"'][.!?]\d{1,3}(?=\s+[A-Z\u201c\"])")
+MARK_SIZE = 0.8
 _SENTENCE_END = ".!?:;\u3002\uff01\uff1f\"'\u201d)"
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 # A CJK paragraph ending on these has not ended its sentence (as selection.sentences reads it).
@@ -206,6 +210,16 @@ def _starts_paragraph(
 
 def _text(index: DocumentIndex, piece: Segment) -> str:
     chars = index.chars[piece.start : piece.end]
+    # A raised footnote mark after a full stop belongs to neither sentence; read as "righted.4
+    # That", the two were one sentence and a citation of the second lit both.
+    for match in reversed(list(_MARK_AFTER_STOP.finditer(chars))):
+        stop = piece.start + match.start() + 1
+        mark = stop + 1
+        line = index.boxes[4 * (stop - 1) + 3] - index.boxes[4 * (stop - 1) + 1]
+        size = index.boxes[4 * mark + 3] - index.boxes[4 * mark + 1]
+        if 0 < size < MARK_SIZE * line:
+            cut = match.start() + 2
+            chars = f"{chars[:cut]} {chars[cut:]}"
     # Justified text set without a space glyph after a full stop ("(AM) radio.The theorists"):
     # the gap is there on the page, so a reader sees two sentences; the text gets its space.
     for match in reversed(list(_UNSPACED.finditer(chars))):

@@ -82,3 +82,24 @@ def test_a_footnote_mark_raised_in_a_line_is_read_with_it(tmp_path: Path) -> Non
     assert heading == "TITLE II: ONLINE LIABILITY LIMITATION"
     assert "\n" not in paragraph, paragraph  # one paragraph, no table rows
     assert split_sentences(paragraph)[0].text.startswith("Title II of the Act adds a section")
+
+
+def test_a_footnote_mark_after_a_full_stop_starts_no_sentence_of_its_own(tmp_path: Path) -> None:
+    """ "... in fact copyrighted.⁴ That means ...": the raised mark set right after the full stop
+    made one sentence of two, and a citation of the second lit both."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    font = pymupdf.Font("helv")
+    first = "The average term of copyright was thirty years."
+    page.insert_text((72, 100), first, fontname="helv", fontsize=11)
+    x = 72 + font.text_length(first, fontsize=11)
+    page.insert_text((x, 95.5), "4", fontname="helv", fontsize=7)
+    x += font.text_length("4", fontsize=7)
+    page.insert_text((x, 100), " That means the authors had a right.", fontname="helv", fontsize=11)
+    path = tmp_path / "stop-mark.pdf"
+    doc.save(path)
+    own = reading_text(build_index(path)).text
+    assert [s.text for s in split_sentences(own)] == [
+        "The average term of copyright was thirty years.",
+        "4 That means the authors had a right.",
+    ], own
