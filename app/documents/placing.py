@@ -16,7 +16,7 @@ import logging
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.alignment.chunk_place import Placement, place
@@ -40,6 +40,9 @@ VERBATIM_AHEAD = 4096
 OFFSET_SAMPLE = 64
 # The offset holds when this share of them agree on it.
 OFFSET_AGREE = 0.6
+# A chunk not found and sent without pages takes its neighbours' pages when they are at most
+# this many pages apart.
+NEIGHBOUR_PAGES = 2
 
 
 class PlacementStatus(StrEnum):
@@ -120,7 +123,37 @@ def place_in_text(reading: ReadingText, chunks: Sequence[GivenChunk], page_count
         if found is not None:
             cursor, end = found.start + 1, found.end
         out.append(_place_of(reading, found, chunk, offset, page_count))
-    return Placed(reading.text, out, offset)
+    return Placed(reading.text, _between_neighbours(out, chunks), offset)
+
+
+def _between_neighbours(places: list[ChunkPlace], chunks: Sequence[GivenChunk]) -> list[ChunkPlace]:
+    """A chunk not found and sent without pages lies between its neighbours in the caller's
+    order (a splitter's chunks come in reading order): from the page the chunk before ends on
+    to the page the next begins on, when those are placed in order and close (a few pages).
+    Its sentences are then looked for there, not in the whole PDF, where a row of figures
+    ("(11.8) (4.1) (9.7)") is found nowhere for sure."""
+    # The nearest placed chunk after each position, found in one pass from the end.
+    after: list[ChunkPlace | None] = [None] * len(places)
+    nearest: ChunkPlace | None = None
+    for k in range(len(places) - 1, -1, -1):
+        after[k] = nearest
+        if places[k].start is not None:
+            nearest = places[k]
+    out = list(places)
+    before: ChunkPlace | None = None
+    for k, (here, chunk) in enumerate(zip(places, chunks, strict=True)):
+        following = after[k]
+        if (
+            here.status is PlacementStatus.not_found
+            and chunk.page_start is None
+            and before is not None
+            and following is not None
+            and before.page_end <= following.page_start <= before.page_end + NEIGHBOUR_PAGES
+        ):
+            out[k] = replace(here, page_start=before.page_end, page_end=following.page_start)
+        if here.start is not None:
+            before = here
+    return out
 
 
 def _verbatim_after(text: str, chunk: str, cursor: int, end: int) -> Placement | None:
