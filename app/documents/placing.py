@@ -13,6 +13,7 @@ Blocking: the index is opened (built in the PDF workers when it is not cached) a
 from __future__ import annotations
 
 import logging
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
@@ -30,6 +31,9 @@ from app.pdfs.storage import PdfStorage
 from app.selection.sentences import split_sentences
 
 log = logging.getLogger(__name__)
+
+# An HTML line break in a Markdown table cell: "<br>", "<br/>", "<br />".
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 # What joins the own text's blocks (pdfs/chunking.joiner): at most this many characters.
 JOINERS = "\n\n"
@@ -110,6 +114,7 @@ def place_in_pdf(
 
 
 def place_in_text(reading: ReadingText, chunks: Sequence[GivenChunk], page_count: int) -> Placed:
+    chunks = [_without_breaks(chunk) for chunk in chunks]
     skeleton = normalize(reading.text)
     table = GramTable(skeleton.text)
     offset = _page_offset(reading, skeleton, table, chunks)
@@ -154,6 +159,15 @@ def _between_neighbours(places: list[ChunkPlace], chunks: Sequence[GivenChunk]) 
         if here.start is not None:
             before = here
     return out
+
+
+def _without_breaks(chunk: GivenChunk) -> GivenChunk:
+    """HTML line breaks as spaces: PyMuPDF4LLM writes a table cell's wrapped lines with "<br>"
+    between them, whose letters are no words of the page ("清<br>算"), so its sentences were
+    offered beside the PDF's own and, chosen, could not be found on the page."""
+    if "<" not in chunk.text:
+        return chunk
+    return replace(chunk, text=_BREAK.sub(" ", chunk.text))
 
 
 def _verbatim_after(text: str, chunk: str, cursor: int, end: int) -> Placement | None:

@@ -1,5 +1,6 @@
-"""Pages of a caller's chunk that is not in its PDF (``documents/placing.py``): sent without
-pages, it lies between its neighbours in the caller's order; with pages, those are kept."""
+"""A caller's chunks placed in a PDF's own text (``documents/placing.py``), on a text made by
+hand: a chunk not in its PDF, sent without pages, lies between its neighbours in the caller's
+order (with pages, those are kept); HTML line breaks of a Markdown table cell are no words."""
 
 from __future__ import annotations
 
@@ -48,3 +49,13 @@ def test_neighbours_far_apart_or_pages_given_leave_the_pages_as_they_were() -> N
     alone = [GivenChunk(FOREIGN, None, None), GivenChunk(PAGES[3], None, None)]
     placed = place_in_text(reading(PAGES), alone, len(PAGES)).chunks
     assert (placed[0].page_start, placed[0].page_end) == (1, 5)
+
+
+def test_html_line_breaks_of_a_table_cell_are_no_words_of_the_page() -> None:
+    """PyMuPDF4LLM writes a cell's wrapped lines with "<br>" between them: its letters made the
+    caller's sentences differ from the page's, so they were offered beside the PDF's own and,
+    chosen, could not be found on the page."""
+    cell = "|" + PAGES[2].replace(" the ", " the<br>").replace(" rise ", " rise<br/>") + "|"
+    (placed,) = place_in_text(reading(PAGES), [GivenChunk(cell, 3, 3)], len(PAGES)).chunks
+    assert placed.status is PlacementStatus.placed
+    assert placed.offered == PAGES[2]
