@@ -124,6 +124,12 @@ def place_in_text(reading: ReadingText, chunks: Sequence[GivenChunk], page_count
         found = _verbatim_after(reading.text, chunk.text, cursor, end)
         if found is None:
             near = _near(reading, skeleton, chunk, offset or 0)
+            if near is None and end:
+                # No pages: a splitter's chunks come in reading order, so among stretches
+                # that explain about as much of it (a table's figures repeated on later
+                # pages), the one from where the chunk before starts on wins.
+                lo = bisect_left(skeleton.origin, cursor - 1)
+                near = (lo, bisect_left(skeleton.origin, end) + len(chunk.text))
             found = place(skeleton, table, chunk.text, reading.text, near)
         if found is not None:
             cursor, end = found.start + 1, found.end
