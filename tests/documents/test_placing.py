@@ -59,3 +59,17 @@ def test_html_line_breaks_of_a_table_cell_are_no_words_of_the_page() -> None:
     (placed,) = place_in_text(reading(PAGES), [GivenChunk(cell, 3, 3)], len(PAGES)).chunks
     assert placed.status is PlacementStatus.placed
     assert placed.offered == PAGES[2]
+
+
+def test_without_pages_a_passage_printed_twice_is_placed_after_the_chunk_before() -> None:
+    """A table's row printed on two pages, sent without pages in a window that overlaps the
+    chunk before (pdfminer's sentence windows): placed where that chunk runs into it, not on
+    the first page that prints it (a splitter's chunks come in order)."""
+    row = "Segment sales 15,541 13,070 4.97 2,630.7 (11.8) (4.1) (9.7) operational growth."
+    pages = [PAGES[0], PAGES[1], row, PAGES[2], PAGES[3], row, PAGES[4]]
+    text = reading(pages)
+    for before, page in ((1, 3), (4, 6)):
+        window = f"{pages[before]}\n\n{row[:30]}"
+        chunks = [GivenChunk(window, None, None), GivenChunk(row, None, None)]
+        placed = place_in_text(text, chunks, len(pages)).chunks
+        assert (placed[1].status, placed[1].page_start) == (PlacementStatus.placed, page)
