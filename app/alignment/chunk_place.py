@@ -29,9 +29,12 @@ from rapidfuzz.distance import Indel
 from app.alignment.grams import GRAM, GramTable
 from app.alignment.text import Normalized, normalize_text
 
-# Marks that close a sentence or a quote, and those that open one: kept at a span's ends.
-_CLOSING = frozenset(".!?;:)]}\"'\u2019\u201d\u00bb\u3002\uff01\uff1f\u300d\u300f\uff09")
-_OPENING = frozenset("([{\"'\u2018\u201c\u00ab\u300c\u300e\uff08")
+# Marks the skeleton drops that end a figure, a sentence or a quote, and those that open one:
+# kept at a span's ends ("2%." not "2": the figure read as a bare 2 contradicted the claim).
+_CLOSING = frozenset(
+    "%\u2030\u00b0.!?;:)]}\"'\u2019\u201d\u00bb\u3002\uff01\uff1f\u300d\u300f\uff09"
+)
+_OPENING = frozenset("$\u20ac\u00a3\u00a5([{\"'\u2018\u201c\u00ab\u300c\u300e\uff08")
 # A Markdown link's or image's target ("[text](https://...)"): not words of the page.
 _MARKDOWN_TARGET = re.compile(r"\]\([^()\s]{1,2000}\)")
 # A chunk is found when this share of its skeleton lies in one stretch of the document, in

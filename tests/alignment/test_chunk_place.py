@@ -121,6 +121,13 @@ def test_a_span_that_stops_inside_the_chunk_keeps_the_marks_that_close_its_sente
     found = place(skeleton, GramTable(skeleton.text), chunk, text)
     assert found is not None
     assert text[found.start : found.end] == note
+    # A figure's sign is kept too: "2%." read as a bare "2" contradicted the claim's 2%.
+    sales = "$2,777 million in net sales, offset by price and mix benefits of 2%."
+    text = f"{document(5)}\n\n{sales}\n\nThe next section starts here."
+    skeleton = normalize(text)
+    found = place(skeleton, GramTable(skeleton.text), f"Page 3\n{sales}\n\n3\n", text)
+    assert found is not None
+    assert text[found.start : found.end] == sales
 
 
 class CountingTable(GramTable):
