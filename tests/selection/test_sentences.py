@@ -27,7 +27,7 @@ def test_initials_and_section_numbers_do_not_end_a_sentence() -> None:
 
 
 def test_a_form_name_ending_in_a_capital_ends_a_sentence() -> None:
-    """"10-Q." is a form's name, not an initial: Amcor's "... on Form 10-Q. You can obtain"
+    """ "10-Q." is a form's name, not an initial: Amcor's "... on Form 10-Q. You can obtain"
     was one sentence, and a citation of the second was lit with the first."""
     assert texts("It is in reports on Form 10-Q. You can obtain copies. Ask J. Smith.") == [
         "It is in reports on Form 10-Q.",
