@@ -315,14 +315,8 @@ def _with_mark(index: DocumentIndex, first: Segment, second: Segment) -> Segment
     """A line and a footnote mark raised in it ("... to the Copyright Act³ to create"), which
     PyMuPDF reads as a line of its own, as one line: read as a row of two cells, the line made
     a table with the heading above it, and the heading ran into the line's sentence."""
-    line, mark = (
-        (first, second)
-        if first.end - first.start >= second.end - second.start
-        else (
-            second,
-            first,
-        )
-    )
+    longer = first.end - first.start >= second.end - second.start
+    line, mark = (first, second) if longer else (second, first)
     if (
         mark.end - mark.start > MARK_CHARS
         or mark.height > MARK_HEIGHT * line.height
