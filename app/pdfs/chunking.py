@@ -210,25 +210,29 @@ def _starts_paragraph(
 
 def _text(index: DocumentIndex, piece: Segment) -> str:
     chars = index.chars[piece.start : piece.end]
+    # Where a reader sees a space the PDF has no glyph for. Found on the index's own characters
+    # (offsets into ``chars`` are offsets into the index), then inserted at once.
+    cuts: list[int] = []
     # A raised footnote mark after a full stop belongs to neither sentence; read as "righted.4
     # That", the two were one sentence and a citation of the second lit both.
-    for match in reversed(list(_MARK_AFTER_STOP.finditer(chars))):
+    for match in _MARK_AFTER_STOP.finditer(chars):
         stop = piece.start + match.start() + 1
-        mark = stop + 1
-        line = index.boxes[4 * (stop - 1) + 3] - index.boxes[4 * (stop - 1) + 1]
-        size = index.boxes[4 * mark + 3] - index.boxes[4 * mark + 1]
-        if 0 < size < MARK_SIZE * line:
-            cut = match.start() + 2
-            chars = f"{chars[:cut]} {chars[cut:]}"
+        if 0 < _glyph_height(index, stop + 1) < MARK_SIZE * _glyph_height(index, stop - 1):
+            cuts.append(match.start() + 2)
     # Justified text set without a space glyph after a full stop ("(AM) radio.The theorists"):
     # the gap is there on the page, so a reader sees two sentences; the text gets its space.
-    for match in reversed(list(_UNSPACED.finditer(chars))):
+    for match in _UNSPACED.finditer(chars):
         at = piece.start + match.start() + 2  # the capital after the mark
         gap = index.boxes[4 * at] - index.boxes[4 * (at - 1) + 2]
-        if gap > UNSPACED_GAP * (index.boxes[4 * at + 3] - index.boxes[4 * at + 1]):
-            cut = match.start() + 2
-            chars = f"{chars[:cut]} {chars[cut:]}"
+        if gap > UNSPACED_GAP * _glyph_height(index, at):
+            cuts.append(match.start() + 2)
+    for cut in sorted(cuts, reverse=True):
+        chars = f"{chars[:cut]} {chars[cut:]}"
     return _SPACES.sub(" ", clean_extracted(chars)).strip()
+
+
+def _glyph_height(index: DocumentIndex, at: int) -> float:
+    return index.boxes[4 * at + 3] - index.boxes[4 * at + 1]
 
 
 def _next_table_row(previous: list[Segment], row: list[Segment]) -> bool:
