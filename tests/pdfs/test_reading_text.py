@@ -103,3 +103,29 @@ def test_a_footnote_mark_after_a_full_stop_starts_no_sentence_of_its_own(tmp_pat
         "The average term of copyright was thirty years.",
         "4 That means the authors had a right.",
     ], own
+
+
+def test_a_footnote_mark_and_an_unspaced_stop_on_one_line_are_both_read(tmp_path: Path) -> None:
+    """Both spaces a reader sees on one line: after a raised mark, and at a full stop set
+    without a space glyph. The second is measured on the glyphs where it is printed."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    font = pymupdf.Font("helv")
+    x = 72.0
+    for text, size, y, gap in (
+        ("Copyright lasted thirty years.", 11, 100, 0.0),
+        ("4", 7, 95.5, 0.0),
+        (" That was short.", 11, 100, 0.0),
+        ("Then it grew longer.", 11, 100, 1.5),
+    ):
+        x += gap
+        page.insert_text((x, y), text, fontname="helv", fontsize=size)
+        x += font.text_length(text, fontsize=size)
+    path = tmp_path / "both.pdf"
+    doc.save(path)
+    own = reading_text(build_index(path)).text
+    assert [s.text for s in split_sentences(own)] == [
+        "Copyright lasted thirty years.",
+        "4 That was short.",
+        "Then it grew longer.",
+    ], own
